@@ -1,0 +1,106 @@
+/*
+** forest.h - random decision tree (RDT) forests: structure, training state,
+** noise and prediction. No SQLite here.
+**
+** Privacy contract of an RDT forest (Bojarski et al., Algorithm 2):
+**   1. The structure (attributes, thresholds, categories at every node) is
+**      drawn from the public schema and a structure key only; no row is read.
+**   2. Neighbouring relation: add or remove one row.
+**   3. A row adds 1 to exactly one class counter of one leaf in each tree, so
+**      one tree's counters have L1 sensitivity 1 and the whole forest's k.
+**   4. Every counter gets discrete Laplace noise of scale k/eps (noise.h),
+**      so releasing all counters is eps-DP; the training state before noise
+**      is never released.
+**   5. Training state is additive: two states built on the same structure
+**      from disjoint row sets merge by adding counters, before noise.
+**   6. Prediction is post-processing of the released counters.
+*/
+#ifndef RDT_FOREST_H
+#define RDT_FOREST_H
+
+#include <stdint.h>
+
+#include "noise.h"
+#include "rng.h"
+#include "schema.h"
+
+#define RDT_MAX_TREES 1024
+#define RDT_MAX_DEPTH 30
+#define RDT_MAX_COUNTERS ((uint64_t)1 << 28)
+#define RDT_DEFAULT_TREES 10
+#define RDT_DEFAULT_DEPTH 6
+
+typedef enum { RDT_ALGO_RDT = 1 } rdt_algorithm;
+typedef enum { RDT_VOTE_MAJORITY = 1, RDT_VOTE_THRESHOLD = 2, RDT_VOTE_PROBABILISTIC = 3 } rdt_vote;
+
+/* Node kinds of a complete binary tree. */
+typedef enum {
+  RDT_SPLIT_NONE = 0,        /* nothing splittable: every row goes left */
+  RDT_SPLIT_NUMERIC = 1,     /* x < value left, x >= value right */
+  RDT_SPLIT_CATEGORY_EQ = 2  /* code == value left, anything else right */
+} rdt_split_kind;
+
+typedef struct rdt_node {
+  double value;
+  uint32_t feature;
+  uint32_t kind;
+} rdt_node;
+
+typedef struct rdt_config {
+  rdt_algorithm algorithm;
+  int is_private;          /* 0: epsilon null, exact counts */
+  rdt_eps eps;
+  uint32_t trees, depth;
+  rdt_vote vote;
+  int seeded;
+  unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
+} rdt_config;
+
+typedef struct rdt_forest {
+  rdt_schema schema;
+  rdt_config config;
+  unsigned char model_id[16];
+  uint32_t n_internal;       /* per tree: 2^depth - 1, heap order */
+  uint32_t n_leaves;         /* per tree: 2^depth */
+  rdt_node *nodes;           /* trees * n_internal */
+  int64_t *counts;           /* trees * n_leaves * n_classes */
+  /* Prediction tables derived from counts (rdt_forest_prepare). */
+  float *theta;              /* trees * n_leaves * n_classes */
+  uint16_t *leaf_vote;       /* argmax class, or RDT_LEAF_EMPTY */
+} rdt_forest;
+
+#define RDT_LEAF_EMPTY 0xFFFF /* hence at most 65534 classes */
+
+/* Bytes of counters and nodes a configuration needs, for checks made
+** before any row is read. Returns 0 when it exceeds RDT_MAX_COUNTERS. */
+uint64_t rdt_forest_counters(const rdt_config *c, uint32_t n_classes);
+
+/* Takes ownership of *schema (zeroed on return). Draws the structure.
+** Returns 0 on allocation failure (forest left freeable). */
+int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config);
+void rdt_forest_free(rdt_forest *f);
+
+/* Map a row to the dense feature vector used by the trees. */
+double rdt_numeric_clean(const rdt_feature *ft, double x, int missing);
+
+/* Leaf index (within its tree) reached by xs in tree t. */
+uint32_t rdt_forest_leaf(const rdt_forest *f, uint32_t t, const double *xs);
+/* Count one row of class `cls` (0-based) in every tree. */
+void rdt_forest_train_row(rdt_forest *f, const double *xs, uint32_t cls);
+/* Add b's counters into a; both must come from the same structure.
+** Returns 0 if they do not. */
+int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
+/* Replace counters by counters + discrete Laplace(trees / eps). */
+void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
+
+/* Build the prediction tables. Returns 0 on allocation failure. */
+int rdt_forest_prepare(rdt_forest *f);
+/* Class probabilities under the model's vote rule. proba must hold
+** 2 * n_classes doubles: the first n_classes receive the answer, the rest is
+** scratch. */
+void rdt_forest_proba(const rdt_forest *f, const double *xs, double *proba);
+/* Predicted class index; `rng` is used only by the probabilistic rule. */
+uint32_t rdt_forest_predict(const rdt_forest *f, const double *xs, double *proba_scratch,
+                            rdt_rng *rng);
+
+#endif

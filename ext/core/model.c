@@ -1,0 +1,399 @@
+/* model.c - encode and validate model BLOBs; see model.h. */
+#include "model.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define TAG_PRIVACY TAG('P', 'R', 'I', 'V')
+#define TAG_SCHEMA TAG('S', 'C', 'H', 'M')
+#define TAG_FOREST TAG('F', 'R', 'S', 'T')
+#define TAG_NODES TAG('N', 'O', 'D', 'E')
+#define TAG_LEAVES TAG('L', 'E', 'A', 'F')
+#define SECTION_REQUIRED 1u
+#define SECTION_HEADER_BYTES 16
+#define N_SECTIONS 5
+
+#define MECH_DISCRETE_LAPLACE_LEAVES 1
+#define MECH_NONE 0
+#define RELATION_ADD_REMOVE_ONE 1
+#define LAYOUT_COMPLETE_BINARY 1
+#define LEAF_ENCODING_INT64 1
+
+/* ---- writer ----------------------------------------------------------- */
+
+typedef struct {
+  unsigned char *p;
+  size_t n;  /* bytes written (or that would be, when p is NULL) */
+} writer;
+
+static void put_bytes(writer *w, const void *src, size_t len) {
+  if (w->p) memcpy(w->p + w->n, src, len);
+  w->n += len;
+}
+static void put_u8(writer *w, uint8_t v) { put_bytes(w, &v, 1); }
+static void put_u32(writer *w, uint32_t v) {
+  unsigned char b[4];
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+  put_bytes(w, b, 4);
+}
+static void put_u64(writer *w, uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  put_bytes(w, b, 8);
+}
+static void put_f64(writer *w, double d) {
+  uint64_t v;
+  memcpy(&v, &d, 8);
+  put_u64(w, v);
+}
+static void put_str(writer *w, const char *s, size_t len) {
+  put_u32(w, (uint32_t)len);
+  put_bytes(w, s, len);
+}
+static void put_value(writer *w, const rdt_value *v) {
+  put_u8(w, (uint8_t)v->type);
+  if (v->type == RDT_VALUE_INTEGER) put_u64(w, (uint64_t)v->integer);
+  else put_str(w, v->text, v->text_len);
+}
+
+static void section_begin(writer *w, uint32_t tag, size_t *len_at) {
+  put_u32(w, tag);
+  put_u32(w, SECTION_REQUIRED);
+  *len_at = w->n;
+  put_u64(w, 0); /* patched by section_end */
+}
+static void section_end(writer *w, size_t len_at) {
+  if (w->p) {
+    uint64_t len = w->n - len_at - 8;
+    for (int i = 0; i < 8; i++) w->p[len_at + i] = (unsigned char)(len >> (8 * i));
+  }
+}
+
+static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
+  const rdt_config *c = &f->config;
+  const rdt_schema *s = &f->schema;
+  size_t at;
+  uint32_t flags = (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) | (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE);
+  put_bytes(w, RDT_MODEL_MAGIC, 8);
+  put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
+  put_bytes(w, f->model_id, 16);
+  put_u32(w, flags);
+  put_u64(w, total);
+  put_u32(w, N_SECTIONS);
+  put_u32(w, 0);
+
+  section_begin(w, TAG_PRIVACY, &at);
+  put_u32(w, c->is_private ? MECH_DISCRETE_LAPLACE_LEAVES : MECH_NONE);
+  put_u32(w, RELATION_ADD_REMOVE_ONE);
+  put_u64(w, c->is_private ? c->eps.num : 0);
+  put_u32(w, RDT_EPS_DEN_LOG2);
+  put_u32(w, c->trees); /* L1 sensitivity of all counters together */
+  section_end(w, at);
+
+  section_begin(w, TAG_SCHEMA, &at);
+  put_u32(w, s->n_features);
+  for (uint32_t i = 0; i < s->n_features; i++) {
+    const rdt_feature *ft = &s->features[i];
+    put_str(w, ft->name, strlen(ft->name));
+    put_u8(w, (uint8_t)ft->type);
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      put_f64(w, ft->min);
+      put_f64(w, ft->max);
+    } else {
+      put_u32(w, ft->n_values);
+      for (uint32_t k = 0; k < ft->n_values; k++) put_value(w, &ft->values[k]);
+    }
+  }
+  put_u32(w, s->n_classes);
+  for (uint32_t k = 0; k < s->n_classes; k++) put_value(w, &s->classes[k]);
+  section_end(w, at);
+
+  section_begin(w, TAG_FOREST, &at);
+  put_u32(w, c->algorithm);
+  put_u32(w, LAYOUT_COMPLETE_BINARY);
+  put_u32(w, c->trees);
+  put_u32(w, c->depth);
+  put_u32(w, c->vote);
+  section_end(w, at);
+
+  section_begin(w, TAG_NODES, &at);
+  size_t nn = (size_t)c->trees * f->n_internal;
+  if (!w->p) w->n += nn * 16; /* sizing pass: no need to walk the nodes */
+  else for (size_t i = 0; i < nn; i++) {
+    put_u32(w, f->nodes[i].feature);
+    put_u32(w, f->nodes[i].kind);
+    put_f64(w, f->nodes[i].value);
+  }
+  section_end(w, at);
+
+  section_begin(w, TAG_LEAVES, &at);
+  put_u32(w, LEAF_ENCODING_INT64);
+  size_t nc = (size_t)c->trees * f->n_leaves * s->n_classes;
+  if (!w->p) w->n += nc * 8;
+  else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
+  section_end(w, at);
+}
+
+uint64_t rdt_model_size(const rdt_forest *f) {
+  writer w = {NULL, 0}; /* a writer without memory only counts */
+  write_model(&w, f, 0);
+  return (uint64_t)w.n + RDT_CHECKSUM_BYTES;
+}
+
+unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size) {
+  uint64_t total = rdt_model_size(f);
+  if (total > SIZE_MAX) return NULL;
+  unsigned char *buf = malloc((size_t)total);
+  if (!buf) return NULL;
+  writer w = {buf, 0};
+  write_model(&w, f, total);
+  crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
+  *size = (size_t)total;
+  return buf;
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+typedef struct {
+  const unsigned char *p;
+  size_t n, pos;
+  int bad;
+} reader;
+
+static int need(reader *r, size_t len) {
+  if (r->bad || r->n - r->pos < len) {
+    r->bad = 1;
+    return 0;
+  }
+  return 1;
+}
+static uint8_t get_u8(reader *r) { return need(r, 1) ? r->p[r->pos++] : 0; }
+static uint32_t get_u32(reader *r) {
+  if (!need(r, 4)) return 0;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)r->p[r->pos + i] << (8 * i);
+  r->pos += 4;
+  return v;
+}
+static uint64_t get_u64(reader *r) {
+  if (!need(r, 8)) return 0;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[r->pos + i] << (8 * i);
+  r->pos += 8;
+  return v;
+}
+static double get_f64(reader *r) {
+  uint64_t v = get_u64(r);
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+/* Returns a malloc'd NUL-terminated copy; rejects embedded NULs. */
+static char *get_str(reader *r, size_t *len) {
+  uint32_t n = get_u32(r);
+  if (!need(r, n)) return NULL;
+  if (memchr(r->p + r->pos, 0, n)) { r->bad = 1; return NULL; }
+  char *s = malloc((size_t)n + 1);
+  if (!s) { r->bad = 1; return NULL; }
+  memcpy(s, r->p + r->pos, n);
+  s[n] = 0;
+  r->pos += n;
+  *len = n;
+  return s;
+}
+static int get_value(reader *r, rdt_value *v) {
+  uint8_t type = get_u8(r);
+  if (type == RDT_VALUE_INTEGER) return rdt_value_set_int(v, (long long)get_u64(r)) && !r->bad;
+  if (type == RDT_VALUE_TEXT) {
+    size_t len;
+    char *s = get_str(r, &len);
+    if (!s) return 0;
+    v->type = RDT_VALUE_TEXT;
+    v->text = s;
+    v->text_len = len;
+    return 1;
+  }
+  r->bad = 1;
+  return 0;
+}
+
+static int fail(char *err, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, n, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static int read_values(reader *r, rdt_value **out, uint32_t *count, uint32_t max) {
+  uint32_t n = get_u32(r);
+  if (r->bad || n == 0 || n > max || n > r->n - r->pos) { r->bad = 1; return 0; }
+  *out = calloc(n, sizeof **out);
+  if (!*out) { r->bad = 1; return 0; }
+  *count = n;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!get_value(r, &(*out)[i])) { r->bad = 1; return 0; }
+  }
+  return 1;
+}
+
+static int read_schema(reader *r, rdt_schema *s) {
+  uint32_t nf = get_u32(r);
+  if (r->bad || nf == 0 || nf > RDT_MAX_FEATURES) return 0;
+  s->features = calloc(nf, sizeof *s->features);
+  if (!s->features) return 0;
+  s->n_features = nf;
+  for (uint32_t i = 0; i < nf; i++) {
+    rdt_feature *ft = &s->features[i];
+    size_t len;
+    ft->name = get_str(r, &len);
+    if (!ft->name || len == 0 || len > RDT_MAX_NAME) return 0;
+    ft->type = (rdt_feature_type)get_u8(r);
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      ft->min = get_f64(r);
+      ft->max = get_f64(r);
+      if (r->bad || !isfinite(ft->min) || !isfinite(ft->max) || !(ft->min < ft->max)) return 0;
+    } else if (ft->type == RDT_FEATURE_CATEGORICAL) {
+      if (!read_values(r, &ft->values, &ft->n_values, RDT_MAX_VALUES)) return 0;
+    } else {
+      return 0;
+    }
+  }
+  if (!read_values(r, &s->classes, &s->n_classes, RDT_MAX_CLASSES)) return 0;
+  long what;
+  uint32_t dup;
+  return rdt_schema_build_indexes(s, &what, &dup) == 1;
+}
+
+int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t en) {
+  memset(f, 0, sizeof *f);
+  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
+  if (size < RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) return fail(err, en, "model is truncated");
+  reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
+  uint32_t version = get_u32(&r);
+  if (version >> 16 != RDT_FORMAT_MAJOR)
+    return fail(err, en, "unsupported model format version %u.%u (this build reads %u.x)", version >> 16,
+                version & 0xFFFF, RDT_FORMAT_MAJOR);
+  memcpy(f->model_id, buf + r.pos, 16);
+  r.pos += 16;
+  uint32_t flags = get_u32(&r);
+  uint64_t total = get_u64(&r);
+  if (total > size) return fail(err, en, "model is truncated (%zu of %llu bytes)", size, (unsigned long long)total);
+  if (total < size) return fail(err, en, "model has %zu bytes but its header says %llu", size, (unsigned long long)total);
+  unsigned char sum[RDT_CHECKSUM_BYTES];
+  crypto_generichash(sum, sizeof sum, buf, size - RDT_CHECKSUM_BYTES, NULL, 0);
+  if (sodium_memcmp(sum, buf + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) != 0)
+    return fail(err, en, "model checksum mismatch (corrupted or edited)");
+
+  /* From here on the bytes are what an encoder wrote, but an encoder may be
+  ** hostile (checksums are not signatures): keep validating everything. */
+  uint32_t n_sections = get_u32(&r);
+  (void)get_u32(&r);
+  rdt_config *c = &f->config;
+  int seen_priv = 0, seen_schema = 0, seen_forest = 0, seen_nodes = 0, seen_leaves = 0;
+  uint32_t mech = 0, sensitivity = 0;
+  const char *why = "malformed section";
+  for (uint32_t i = 0; i < n_sections && !r.bad; i++) {
+    uint32_t tag = get_u32(&r), sflags = get_u32(&r);
+    uint64_t len = get_u64(&r);
+    if (r.bad || len > r.n - r.pos) {
+      why = "section length out of bounds";
+      r.bad = 1;
+      break;
+    }
+    reader s = {buf, r.pos + (size_t)len, r.pos, 0};
+    r.pos += (size_t)len;
+    if (tag == TAG_PRIVACY && !seen_priv) {
+      seen_priv = 1;
+      mech = get_u32(&s);
+      uint32_t relation = get_u32(&s);
+      c->eps.num = get_u64(&s);
+      uint32_t den = get_u32(&s);
+      sensitivity = get_u32(&s);
+      if (relation != RELATION_ADD_REMOVE_ONE || den != RDT_EPS_DEN_LOG2) { why = "unknown privacy facts"; s.bad = 1; }
+      if (mech == MECH_DISCRETE_LAPLACE_LEAVES) {
+        if (c->eps.num == 0 || rdt_eps_to_double(c->eps) > RDT_EPS_MAX) s.bad = 1;
+        c->is_private = 1;
+      } else if (mech == MECH_NONE) {
+        c->is_private = 0;
+      } else {
+        why = "unknown privacy mechanism";
+        s.bad = 1;
+      }
+    } else if (tag == TAG_SCHEMA && !seen_schema) {
+      seen_schema = 1;
+      if (!read_schema(&s, &f->schema)) { why = "malformed schema"; s.bad = 1; }
+    } else if (tag == TAG_FOREST && !seen_forest) {
+      seen_forest = 1;
+      c->algorithm = (rdt_algorithm)get_u32(&s);
+      uint32_t layout = get_u32(&s);
+      c->trees = get_u32(&s);
+      c->depth = get_u32(&s);
+      c->vote = (rdt_vote)get_u32(&s);
+      if (c->algorithm != RDT_ALGO_RDT || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
+          c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
+          c->vote > RDT_VOTE_PROBABILISTIC) { why = "malformed forest parameters"; s.bad = 1; }
+    } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema) {
+      seen_nodes = 1;
+      f->n_leaves = (uint32_t)1 << c->depth;
+      f->n_internal = f->n_leaves - 1;
+      uint64_t nn = (uint64_t)c->trees * f->n_internal;
+      if (nn * 16 != len || rdt_forest_counters(c, f->schema.n_classes) == 0) { why = "node table has the wrong size"; s.bad = 1; nn = 0; }
+      else if (!(f->nodes = calloc((size_t)nn + 1, sizeof *f->nodes))) { why = "out of memory"; s.bad = 1; nn = 0; }
+      for (uint64_t k = 0; k < nn && !s.bad; k++) {
+        rdt_node *nd = &f->nodes[k];
+        nd->feature = get_u32(&s);
+        nd->kind = get_u32(&s);
+        nd->value = get_f64(&s);
+        if (nd->kind == RDT_SPLIT_NONE) continue;
+        if (nd->feature >= f->schema.n_features) { s.bad = 1; break; }
+        const rdt_feature *ft = &f->schema.features[nd->feature];
+        if (nd->kind == RDT_SPLIT_NUMERIC) {
+          if (ft->type != RDT_FEATURE_NUMERIC || !isfinite(nd->value)) s.bad = 1;
+        } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
+          if (ft->type != RDT_FEATURE_CATEGORICAL || !(nd->value >= 0 && nd->value <= ft->n_values) ||
+              nd->value != floor(nd->value)) s.bad = 1;
+        } else {
+          s.bad = 1;
+        }
+      }
+      if (s.bad) why = "malformed node";
+    } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes) {
+      seen_leaves = 1;
+      uint32_t enc = get_u32(&s);
+      uint64_t nc = (uint64_t)c->trees * f->n_leaves * f->schema.n_classes;
+      if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
+      else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
+      else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
+    } else if (sflags & SECTION_REQUIRED) {
+      why = "unknown or misplaced required section";
+      s.bad = 1;
+    }
+    if (s.bad || s.pos != s.n) { r.bad = 1; if (!s.bad) why = "section has trailing bytes"; }
+  }
+  if (!r.bad && r.pos != r.n) { r.bad = 1; why = "trailing bytes after the last section"; }
+  if (!r.bad && !(seen_priv && seen_schema && seen_forest && seen_nodes && seen_leaves)) {
+    r.bad = 1;
+    why = "a required section is missing";
+  }
+  if (!r.bad && sensitivity != c->trees) { r.bad = 1; why = "privacy facts disagree with the forest"; }
+  if (!r.bad && ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == (c->is_private != 0)) {
+    r.bad = 1;
+    why = "privacy flag disagrees with the privacy section";
+  }
+  if (r.bad) {
+    rdt_forest_free(f);
+    return fail(err, en, "invalid model: %s", why);
+  }
+  c->seeded = (flags & RDT_MODEL_FLAG_SEEDED) != 0;
+  if (!rdt_forest_prepare(f)) {
+    rdt_forest_free(f);
+    return fail(err, en, "out of memory");
+  }
+  return 1;
+}

@@ -1,0 +1,36 @@
+/*
+** model.h - the model BLOB (format documented in sql/model-format.md).
+**
+** Contract:
+**   1. Encoding is deterministic: the same forest gives the same bytes.
+**   2. Decoding never reads outside the buffer, checks every length, count,
+**      index and enum, verifies the BLAKE2b checksum before anything else is
+**      trusted, and fails with a message instead of crashing on any input.
+*/
+#ifndef RDT_MODEL_H
+#define RDT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "forest.h"
+
+#define RDT_FORMAT_MAJOR 1
+#define RDT_FORMAT_MINOR 0
+#define RDT_MODEL_MAGIC "RDTMODEL"
+#define RDT_HEADER_BYTES 48
+#define RDT_CHECKSUM_BYTES 32
+#define RDT_MODEL_ID_OFFSET 12
+
+#define RDT_MODEL_FLAG_SEEDED 1u
+#define RDT_MODEL_FLAG_NONPRIVATE 2u
+
+/* Exact encoded size, computable before training (for size checks). */
+uint64_t rdt_model_size(const rdt_forest *f);
+/* Encode into a malloc'd buffer. Returns NULL on allocation failure. */
+unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size);
+/* Decode and validate. Returns 1 and fills *f (prepared for prediction), or
+** 0 with a message in err. */
+int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t err_size);
+
+#endif

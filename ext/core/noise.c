@@ -1,0 +1,85 @@
+/* noise.c - exact integer samplers; see noise.h for the contract. */
+#include "noise.h"
+
+#include <math.h>
+
+int rdt_eps_from_double(double eps, rdt_eps *out) {
+  if (!(eps >= RDT_EPS_MIN && eps <= RDT_EPS_MAX)) return 0; /* also rejects NaN */
+  /* eps * 2^32 is exact in binary floating point; floor rounds toward the
+  ** smaller budget (the safe direction). */
+  double scaled = floor(ldexp(eps, RDT_EPS_DEN_LOG2));
+  if (scaled < 1.0) return 0;
+  out->num = (uint64_t)scaled;
+  return 1;
+}
+
+double rdt_eps_to_double(rdt_eps e) { return ldexp((double)e.num, -RDT_EPS_DEN_LOG2); }
+
+int rdt_bernoulli_rational(rdt_rng *rng, uint64_t n, uint64_t d) {
+  if (n >= d) return 1;
+  return rdt_rng_below(rng, d) < n;
+}
+
+/* exp(-g) for g = n/d in [0, 1]: CKS Algorithm 1. Draw A_k ~ Bern(g/k) for
+** k = 1, 2, ... until one is 0; the answer is 1 iff that k is odd.
+** Bern(g/k) = Bern(n/d) AND Bern(1/k): no product d*k, so nothing overflows. */
+static int bernoulli_exp_unit(rdt_rng *rng, uint64_t n, uint64_t d) {
+  uint64_t k = 1;
+  for (;;) {
+    int a = rdt_bernoulli_rational(rng, n, d) && rdt_bernoulli_rational(rng, 1, k);
+    if (!a) return (int)(k & 1);
+    k++;
+  }
+}
+
+int rdt_bernoulli_exp(rdt_rng *rng, uint64_t n, uint64_t d) {
+  /* exp(-n/d) = exp(-1)^floor(n/d) * exp(-(n mod d)/d) */
+  uint64_t whole = n / d;
+  for (uint64_t i = 0; i < whole; i++) {
+    if (!bernoulli_exp_unit(rng, 1, 1)) return 0;
+  }
+  return bernoulli_exp_unit(rng, n % d, d);
+}
+
+/* CKS Algorithm 2. With U uniform in [0, t) accepted w.p. exp(-U/t) and
+** V ~ Geometric(1 - exp(-1)), X = U + t*V is geometric with parameter
+** exp(-1/t); Y = floor(X / s) is geometric with parameter exp(-s/t); a random
+** sign, rejecting "-0", gives the two-sided law. */
+int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
+  for (;;) {
+    uint64_t u = rdt_rng_below(rng, t);
+    if (!rdt_bernoulli_exp(rng, u, t)) continue;
+    uint64_t v = 0;
+    while (rdt_bernoulli_exp(rng, 1, 1)) v++;
+    /* t <= 2^48 (rdt_laplace_params) and P(v >= 2^15) = exp(-2^15): the
+    ** restart below never happens in practice and only guards overflow. */
+    if (v >= ((uint64_t)1 << 15)) continue;
+    uint64_t x = u + t * v;
+    uint64_t y = x / s;
+    int negative = (int)(rdt_rng_u64(rng) & 1);
+    if (negative && y == 0) continue;
+    if (y > (uint64_t)INT64_MAX) continue;
+    return negative ? -(int64_t)y : (int64_t)y;
+  }
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t *t) {
+  /* scale = sensitivity / eps = sensitivity * 2^32 / num, so the exponent is
+  ** |z| * num / (sensitivity * 2^32). */
+  if (eps.num == 0 || sensitivity == 0 || sensitivity > ((uint64_t)1 << 16)) return 0;
+  uint64_t tt = sensitivity << RDT_EPS_DEN_LOG2;
+  uint64_t ss = eps.num;
+  uint64_t g = gcd_u64(ss, tt);
+  *s = ss / g;
+  *t = tt / g;
+  return 1;
+}

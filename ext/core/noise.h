@@ -1,0 +1,50 @@
+/*
+** noise.h - exact samplers for differential privacy.
+**
+** Contract:
+**   1. All samplers use integer arithmetic on rationals only: no log(), no
+**      floating point on any path that touches a private value, so there is
+**      no least-significant-bit leak (Mironov 2012).
+**   2. rdt_bernoulli_exp(n/d) returns 1 with probability exactly exp(-n/d).
+**   3. rdt_discrete_laplace(s, t) returns Z with P(Z = z) exactly
+**      proportional to exp(-|z| * s / t)  (Canonne, Kamath, Steinke 2020).
+**      Adding it to an integer query of L1 sensitivity D is (D*s/t)-DP under
+**      the query's neighbouring relation.
+**   4. Privacy budgets are rationals rdt_eps = num / 2^32, rounded DOWN from
+**      the caller's request, so what is spent never exceeds what was asked
+**      and the reported value is exactly the one the sampler used.
+**   5. Running time depends only on the random draws and the parameters, not
+**      on the value the noise is added to.
+*/
+#ifndef RDT_NOISE_H
+#define RDT_NOISE_H
+
+#include <stdint.h>
+#include "rng.h"
+
+#define RDT_EPS_DEN_LOG2 32
+#define RDT_EPS_MIN 1e-6
+#define RDT_EPS_MAX 1e6
+
+typedef struct rdt_eps {
+  uint64_t num;   /* epsilon = num / 2^32 */
+} rdt_eps;
+
+/* Round a requested epsilon down onto the 2^-32 grid. Returns 0 if the
+** request is not a finite number in [RDT_EPS_MIN, RDT_EPS_MAX]. */
+int rdt_eps_from_double(double eps, rdt_eps *out);
+double rdt_eps_to_double(rdt_eps e);  /* exact: num < 2^53 */
+
+/* 1 with probability n/d (d >= 1, n <= d). */
+int rdt_bernoulli_rational(rdt_rng *rng, uint64_t n, uint64_t d);
+/* 1 with probability exp(-n/d) (d >= 1). */
+int rdt_bernoulli_exp(rdt_rng *rng, uint64_t n, uint64_t d);
+/* Discrete Laplace: P(z) proportional to exp(-|z| * s / t), s, t >= 1. */
+int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t);
+
+/* Noise for counters of L1 sensitivity `sensitivity` (an integer) spending
+** budget `eps`: scale sensitivity/eps, i.e. s = eps.num, t = sensitivity*2^32
+** (reduced by their gcd). Returns 0 if the parameters overflow. */
+int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t *t);
+
+#endif

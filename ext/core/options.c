@@ -1,0 +1,207 @@
+/* options.c - validate rdt_train options; see options.h. */
+#include "options.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static int fail(char *err, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, n, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static int check_keys(const rdt_json *obj, const char *const *allowed, const char *where, char *err,
+                      size_t n) {
+  for (size_t i = 0; i < obj->n; i++) {
+    const char *k = obj->items[i]->key;
+    int ok = 0;
+    for (const char *const *a = allowed; *a; a++) if (strcmp(k, *a) == 0) ok = 1;
+    if (!ok) return fail(err, n, "unknown %s \"%.100s\"", where, k);
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(k, obj->items[j]->key) == 0) return fail(err, n, "duplicate %s \"%.100s\"", where, k);
+  }
+  return 1;
+}
+
+/* An INTEGER or TEXT JSON value -> rdt_value. what: "class" / "value". */
+static int parse_value(const rdt_json *j, rdt_value *out, const char *what, char *err, size_t n) {
+  if (j->type == RDT_JSON_STRING) {
+    if (!rdt_value_set_text(out, j->string, j->string_len)) return fail(err, n, "out of memory");
+    return 1;
+  }
+  if (j->type == RDT_JSON_NUMBER && j->is_integer) {
+    if (!rdt_value_set_int(out, j->integer)) return fail(err, n, "out of memory");
+    return 1;
+  }
+  return fail(err, n, "every %s must be a string or an integer", what);
+}
+
+static int parse_value_list(const rdt_json *arr, rdt_value **out, uint32_t *count, uint32_t max,
+                            const char *what, const char *where, char *err, size_t n) {
+  if (!arr || arr->type != RDT_JSON_ARRAY || arr->n == 0)
+    return fail(err, n, "%s must be a non-empty array", where);
+  if (arr->n > max) return fail(err, n, "%s has %zu entries; at most %u are allowed", where, arr->n, max);
+  *out = calloc(arr->n, sizeof **out);
+  if (!*out) return fail(err, n, "out of memory");
+  *count = (uint32_t)arr->n;
+  for (size_t i = 0; i < arr->n; i++) {
+    if (!parse_value(arr->items[i], &(*out)[i], what, err, n)) {
+      *count = (uint32_t)i; /* free only what was filled */
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int parse_feature(const rdt_json *j, size_t i, rdt_feature *ft, char *err, size_t n) {
+  static const char *const keys[] = {"name", "type", "min", "max", "values", NULL};
+  char where[64];
+  if (j->type != RDT_JSON_OBJECT) return fail(err, n, "features[%zu] must be an object", i);
+  snprintf(where, sizeof where, "key in features[%zu]:", i);
+  if (!check_keys(j, keys, where, err, n)) return 0;
+  const rdt_json *name = rdt_json_get(j, "name"), *type = rdt_json_get(j, "type");
+  if (!name || name->type != RDT_JSON_STRING || name->string_len == 0 || name->string_len > RDT_MAX_NAME)
+    return fail(err, n, "features[%zu] needs a \"name\" (a non-empty string)", i);
+  ft->name = strdup(name->string);
+  if (!ft->name) return fail(err, n, "out of memory");
+  if (!type || type->type != RDT_JSON_STRING)
+    return fail(err, n, "feature \"%.100s\" needs a \"type\": \"numeric\" or \"categorical\"", ft->name);
+  const rdt_json *mn = rdt_json_get(j, "min"), *mx = rdt_json_get(j, "max"), *vals = rdt_json_get(j, "values");
+  if (strcmp(type->string, "numeric") == 0) {
+    ft->type = RDT_FEATURE_NUMERIC;
+    if (vals) return fail(err, n, "numeric feature \"%.100s\" takes \"min\" and \"max\", not \"values\"", ft->name);
+    if (!mn || mn->type != RDT_JSON_NUMBER || !mx || mx->type != RDT_JSON_NUMBER)
+      return fail(err, n, "numeric feature \"%.100s\" needs numbers \"min\" and \"max\" (its public bounds)", ft->name);
+    if (!isfinite(mn->number) || !isfinite(mx->number) || !(mn->number < mx->number))
+      return fail(err, n, "numeric feature \"%.100s\" needs finite min < max", ft->name);
+    ft->min = mn->number;
+    ft->max = mx->number;
+    return 1;
+  }
+  if (strcmp(type->string, "categorical") == 0) {
+    ft->type = RDT_FEATURE_CATEGORICAL;
+    if (mn || mx) return fail(err, n, "categorical feature \"%.100s\" takes \"values\", not \"min\"/\"max\"", ft->name);
+    char w[160];
+    snprintf(w, sizeof w, "\"values\" of feature \"%.100s\"", ft->name);
+    return parse_value_list(vals, &ft->values, &ft->n_values, RDT_MAX_VALUES, "category value", w, err, n);
+  }
+  return fail(err, n, "feature \"%.100s\" has unknown type \"%.40s\" (numeric or categorical)", ft->name,
+              type->string);
+}
+
+static int parse_uint(const rdt_json *j, const char *key, uint32_t lo, uint32_t hi, uint32_t dflt,
+                      uint32_t *out, char *err, size_t n) {
+  if (!j) { *out = dflt; return 1; }
+  if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < lo || j->integer > hi)
+    return fail(err, n, "\"%s\" must be an integer from %u to %u", key, lo, hi);
+  *out = (uint32_t)j->integer;
+  return 1;
+}
+
+static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
+  static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
+                                     "seed", "algorithm", NULL};
+  if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
+  if (!check_keys(root, keys, "option", err, n)) return 0;
+
+  const rdt_json *j = rdt_json_get(root, "algorithm");
+  c->algorithm = RDT_ALGO_RDT;
+  if (j && (j->type != RDT_JSON_STRING || strcmp(j->string, "rdt") != 0))
+    return fail(err, n, "\"algorithm\" must be \"rdt\"");
+
+  j = rdt_json_get(root, "epsilon");
+  if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
+  if (j->type == RDT_JSON_NULL) {
+    c->is_private = 0;
+  } else {
+    if (j->type != RDT_JSON_NUMBER || !(j->number > 0))
+      return fail(err, n, "\"epsilon\" must be a number > 0, or null for a non-private model");
+    if (!rdt_eps_from_double(j->number, &c->eps))
+      return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
+    c->is_private = 1;
+  }
+  if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES, RDT_DEFAULT_TREES, &c->trees, err, n))
+    return 0;
+  if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH, RDT_DEFAULT_DEPTH, &c->depth, err, n))
+    return 0;
+
+  j = rdt_json_get(root, "vote");
+  c->vote = RDT_VOTE_THRESHOLD;
+  if (j) {
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, "majority") == 0) c->vote = RDT_VOTE_MAJORITY;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "threshold") == 0) c->vote = RDT_VOTE_THRESHOLD;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "probabilistic") == 0) c->vote = RDT_VOTE_PROBABILISTIC;
+    else return fail(err, n, "\"vote\" must be \"majority\", \"threshold\" or \"probabilistic\"");
+  }
+
+  j = rdt_json_get(root, "seed");
+  c->seeded = 0;
+  if (j) {
+    char buf[32];
+    if (j->type == RDT_JSON_STRING) {
+      rdt_rng_derive_key(c->seed_key, j->string, j->string_len, "seed-text");
+    } else if (j->type == RDT_JSON_NUMBER && j->is_integer) {
+      size_t len = rdt_int_text(j->integer, buf);
+      rdt_rng_derive_key(c->seed_key, buf, len, "seed-integer");
+    } else {
+      return fail(err, n, "\"seed\" must be an integer or a string");
+    }
+    c->seeded = 1;
+  }
+
+  j = rdt_json_get(root, "classes");
+  if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
+  if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "class", "\"classes\"", err, n))
+    return 0;
+
+  j = rdt_json_get(root, "features");
+  if (!j) return fail(err, n, "\"features\" is required: the public domain of every feature argument");
+  if (j->type != RDT_JSON_ARRAY || j->n == 0) return fail(err, n, "\"features\" must be a non-empty array");
+  if (j->n > RDT_MAX_FEATURES) return fail(err, n, "at most %d features are allowed", RDT_MAX_FEATURES);
+  s->features = calloc(j->n, sizeof *s->features);
+  if (!s->features) return fail(err, n, "out of memory");
+  s->n_features = (uint32_t)j->n;
+  for (size_t i = 0; i < j->n; i++) {
+    if (!parse_feature(j->items[i], i, &s->features[i], err, n)) return 0;
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(s->features[k].name, s->features[i].name) == 0)
+        return fail(err, n, "duplicate feature name \"%.100s\"", s->features[i].name);
+  }
+
+  long what;
+  uint32_t dup;
+  int rc = rdt_schema_build_indexes(s, &what, &dup);
+  if (rc == 0) return fail(err, n, "out of memory");
+  if (rc < 0) {
+    if (what < 0) return fail(err, n, "duplicate class \"%.100s\"", s->classes[dup].text);
+    return fail(err, n, "duplicate value \"%.100s\" in feature \"%.100s\"", s->features[what].values[dup].text,
+                s->features[what].name);
+  }
+  if (rdt_forest_counters(c, s->n_classes) == 0)
+    return fail(err, n, "model too large: %u trees x 2^%u leaves x %u classes exceeds %llu counters", c->trees,
+                c->depth, s->n_classes, (unsigned long long)RDT_MAX_COUNTERS);
+  return 1;
+}
+
+int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_config *config, char *err,
+                      size_t err_size) {
+  char jerr[128];
+  memset(schema, 0, sizeof *schema);
+  memset(config, 0, sizeof *config);
+  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
+  if (!root) {
+    snprintf(err, err_size, "options are not valid JSON: %s", jerr);
+    return 0;
+  }
+  int ok = parse_all(root, schema, config, err, err_size);
+  rdt_json_free(root);
+  if (!ok) rdt_schema_free(schema);
+  return ok;
+}

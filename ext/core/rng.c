@@ -1,0 +1,84 @@
+/* rng.c - buffered libsodium randomness; see rng.h for the contract. */
+#include "rng.h"
+
+#include <sodium.h>
+#include <string.h>
+
+static void rng_refill(rdt_rng *rng) {
+  if (rng->mode == RDT_RNG_SEEDED) {
+    /* Per-block seed = BLAKE2b(key || block index), so the stream is
+    ** reproducible and any block can be recomputed on its own. */
+    unsigned char in[RDT_RNG_KEYBYTES + 8];
+    unsigned char seed[randombytes_SEEDBYTES];
+    memcpy(in, rng->key, RDT_RNG_KEYBYTES);
+    for (int i = 0; i < 8; i++) in[RDT_RNG_KEYBYTES + i] = (unsigned char)(rng->block >> (8 * i));
+    crypto_generichash(seed, sizeof seed, in, sizeof in, NULL, 0);
+    randombytes_buf_deterministic(rng->buf, RDT_RNG_BLOCK, seed);
+    sodium_memzero(in, sizeof in);
+    sodium_memzero(seed, sizeof seed);
+    rng->block++;
+  } else {
+    randombytes_buf(rng->buf, RDT_RNG_BLOCK);
+  }
+  rng->pos = 0;
+}
+
+void rdt_rng_init_os(rdt_rng *rng) {
+  memset(rng, 0, sizeof *rng);
+  rng->mode = RDT_RNG_OS;
+  rng->pos = RDT_RNG_BLOCK;
+}
+
+void rdt_rng_init_seeded(rdt_rng *rng, const unsigned char key[RDT_RNG_KEYBYTES]) {
+  memset(rng, 0, sizeof *rng);
+  rng->mode = RDT_RNG_SEEDED;
+  memcpy(rng->key, key, RDT_RNG_KEYBYTES);
+  rng->pos = RDT_RNG_BLOCK;
+}
+
+void rdt_rng_clear(rdt_rng *rng) { sodium_memzero(rng, sizeof *rng); }
+
+void rdt_rng_derive_key(unsigned char out[RDT_RNG_KEYBYTES], const void *seed, size_t seed_len,
+                        const char *purpose) {
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, (const unsigned char *)"rdt-seed-v1", 11, RDT_RNG_KEYBYTES);
+  crypto_generichash_update(&st, (const unsigned char *)purpose, strlen(purpose) + 1);
+  crypto_generichash_update(&st, (const unsigned char *)seed, seed_len);
+  crypto_generichash_final(&st, out, RDT_RNG_KEYBYTES);
+}
+
+void rdt_rng_bytes(rdt_rng *rng, void *out, size_t n) {
+  unsigned char *o = out;
+  while (n > 0) {
+    if (rng->pos == RDT_RNG_BLOCK) rng_refill(rng);
+    size_t take = RDT_RNG_BLOCK - rng->pos;
+    if (take > n) take = n;
+    memcpy(o, rng->buf + rng->pos, take);
+    sodium_memzero(rng->buf + rng->pos, take);
+    rng->pos += take;
+    o += take;
+    n -= take;
+  }
+}
+
+uint64_t rdt_rng_u64(rdt_rng *rng) {
+  unsigned char b[8];
+  uint64_t v = 0;
+  rdt_rng_bytes(rng, b, 8);
+  for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
+  return v;
+}
+
+uint64_t rdt_rng_below(rdt_rng *rng, uint64_t n) {
+  if (n <= 1) return 0;
+  /* Accept r only below the largest multiple of n that fits in 2^64. */
+  uint64_t limit = UINT64_MAX - (UINT64_MAX % n + 1) % n;
+  for (;;) {
+    uint64_t r = rdt_rng_u64(rng);
+    if (r <= limit) return r % n;
+  }
+}
+
+double rdt_rng_unit(rdt_rng *rng) {
+  return (double)(rdt_rng_u64(rng) >> 11) * 0x1.0p-53;
+}

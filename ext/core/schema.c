@@ -1,0 +1,113 @@
+/* schema.c - public domain of a model and fast value lookup. */
+#include "schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t rdt_int_text(long long v, char *buf) { return (size_t)snprintf(buf, 24, "%lld", v); }
+
+int rdt_value_set_int(rdt_value *v, long long x) {
+  char buf[24];
+  size_t n = rdt_int_text(x, buf);
+  v->type = RDT_VALUE_INTEGER;
+  v->integer = x;
+  v->text = malloc(n + 1);
+  if (!v->text) return 0;
+  memcpy(v->text, buf, n + 1);
+  v->text_len = n;
+  return 1;
+}
+
+int rdt_value_set_text(rdt_value *v, const char *text, size_t len) {
+  v->type = RDT_VALUE_TEXT;
+  v->integer = 0;
+  v->text = malloc(len + 1);
+  if (!v->text) return 0;
+  memcpy(v->text, text, len);
+  v->text[len] = 0;
+  v->text_len = len;
+  return 1;
+}
+
+void rdt_value_free(rdt_value *v) {
+  free(v->text);
+  v->text = NULL;
+}
+
+static uint32_t hash_text(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+int rdt_value_index_build(rdt_value_index *ix, const rdt_value *values, uint32_t n, uint32_t *dup) {
+  uint32_t cap = 8;
+  while (cap < 2 * n) cap *= 2;
+  ix->slots = calloc(cap, sizeof *ix->slots);
+  if (!ix->slots) return 0;
+  ix->mask = cap - 1;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t h = hash_text(values[i].text, values[i].text_len) & ix->mask;
+    while (ix->slots[h]) {
+      const rdt_value *o = &values[ix->slots[h] - 1];
+      if (o->text_len == values[i].text_len && memcmp(o->text, values[i].text, o->text_len) == 0) {
+        if (dup) *dup = i;
+        return -1;
+      }
+      h = (h + 1) & ix->mask;
+    }
+    ix->slots[h] = i + 1;
+  }
+  return 1;
+}
+
+void rdt_value_index_free(rdt_value_index *ix) {
+  free(ix->slots);
+  ix->slots = NULL;
+}
+
+long rdt_value_index_find(const rdt_value_index *ix, const rdt_value *values, const char *text,
+                          size_t len) {
+  uint32_t h = hash_text(text, len) & ix->mask;
+  while (ix->slots[h]) {
+    const rdt_value *o = &values[ix->slots[h] - 1];
+    if (o->text_len == len && memcmp(o->text, text, len) == 0) return (long)ix->slots[h] - 1;
+    h = (h + 1) & ix->mask;
+  }
+  return -1;
+}
+
+int rdt_schema_build_indexes(rdt_schema *s, long *what, uint32_t *dup) {
+  int rc;
+  for (uint32_t f = 0; f < s->n_features; f++) {
+    rdt_feature *ft = &s->features[f];
+    if (ft->type != RDT_FEATURE_CATEGORICAL) continue;
+    rc = rdt_value_index_build(&ft->index, ft->values, ft->n_values, dup);
+    if (rc != 1) { *what = (long)f; return rc; }
+  }
+  rc = rdt_value_index_build(&s->class_index, s->classes, s->n_classes, dup);
+  if (rc != 1) *what = -1;
+  return rc;
+}
+
+void rdt_schema_free(rdt_schema *s) {
+  if (s->features) {
+    for (uint32_t f = 0; f < s->n_features; f++) {
+      rdt_feature *ft = &s->features[f];
+      free(ft->name);
+      if (ft->values) {
+        for (uint32_t i = 0; i < ft->n_values; i++) rdt_value_free(&ft->values[i]);
+        free(ft->values);
+      }
+      rdt_value_index_free(&ft->index);
+    }
+    free(s->features);
+  }
+  if (s->classes) {
+    for (uint32_t i = 0; i < s->n_classes; i++) rdt_value_free(&s->classes[i]);
+    free(s->classes);
+  }
+  rdt_value_index_free(&s->class_index);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,74 @@
+/*
+** schema.h - the public domain of a model: features, their bounds or value
+** lists, and the class labels. Everything here is public by contract: it comes
+** from the options, never from the rows.
+*/
+#ifndef RDT_SCHEMA_H
+#define RDT_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RDT_MAX_FEATURES 1000
+#define RDT_MAX_VALUES 65535
+#define RDT_MAX_CLASSES 65534
+#define RDT_MAX_NAME 1024
+
+typedef enum { RDT_VALUE_INTEGER = 1, RDT_VALUE_TEXT = 3 } rdt_value_type;
+
+/* A class label or a category value. `text` is the canonical text used for
+** matching (decimal digits for integers) and is always set. */
+typedef struct rdt_value {
+  rdt_value_type type;
+  long long integer;
+  char *text;
+  size_t text_len;
+} rdt_value;
+
+/* Open-addressing hash from canonical text to index. */
+typedef struct rdt_value_index {
+  uint32_t mask;     /* capacity - 1 */
+  uint32_t *slots;   /* index + 1, or 0 when free */
+} rdt_value_index;
+
+typedef enum { RDT_FEATURE_NUMERIC = 1, RDT_FEATURE_CATEGORICAL = 2 } rdt_feature_type;
+
+typedef struct rdt_feature {
+  char *name;
+  rdt_feature_type type;
+  double min, max;           /* numeric: public bounds, min < max, finite */
+  uint32_t n_values;         /* categorical: listed values; code n_values is `other` */
+  rdt_value *values;
+  rdt_value_index index;
+} rdt_feature;
+
+typedef struct rdt_schema {
+  uint32_t n_features;
+  rdt_feature *features;
+  uint32_t n_classes;
+  rdt_value *classes;
+  rdt_value_index class_index;
+} rdt_schema;
+
+void rdt_schema_free(rdt_schema *s);
+
+/* Canonical text of an integer (for matching). buf must hold 24 bytes. */
+size_t rdt_int_text(long long v, char *buf);
+/* Fill v from an integer / text; returns 0 on allocation failure. */
+int rdt_value_set_int(rdt_value *v, long long x);
+int rdt_value_set_text(rdt_value *v, const char *text, size_t len);
+void rdt_value_free(rdt_value *v);
+
+/* Build the hash over values[0..n). Returns 1 on success, 0 on allocation
+** failure, -1 if two values share a canonical text (*dup gets the second). */
+int rdt_value_index_build(rdt_value_index *ix, const rdt_value *values, uint32_t n, uint32_t *dup);
+void rdt_value_index_free(rdt_value_index *ix);
+/* Index of text among values, or -1. */
+long rdt_value_index_find(const rdt_value_index *ix, const rdt_value *values, const char *text,
+                          size_t len);
+
+/* Build all indexes of a schema (after values are filled). Same returns as
+** rdt_value_index_build; on -1, *what is the feature index or -1 for classes. */
+int rdt_schema_build_indexes(rdt_schema *s, long *what, uint32_t *dup);
+
+#endif

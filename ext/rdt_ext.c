@@ -1,0 +1,77 @@
+/*
+** rdt_ext.c - entry point of the rdt extension: registers every SQL function
+** from one table and owns the per-connection state.
+*/
+#ifdef SQLITE_CORE
+#include <sqlite3.h>
+#else
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#endif
+
+#include <sodium.h>
+#include <stdlib.h>
+
+#include "rdt.h"
+#include "rdt_sql.h"
+
+static void conn_release(void *p) {
+  rdt_conn *c = p;
+  if (--c->refs > 0) return;
+  for (int i = 0; i < RDT_CACHE_SLOTS; i++) {
+    if (c->cache[i]) rdt_model_release(c->cache[i]);
+  }
+  rdt_rng_clear(&c->coin);
+  free(c);
+}
+
+#define RDT_PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+
+static const struct {
+  const char *name;
+  int n_arg;
+  int flags;
+  void (*func)(sqlite3_context *, int, sqlite3_value **);
+  void (*step)(sqlite3_context *, int, sqlite3_value **);
+  void (*final)(sqlite3_context *);
+} rdt_functions[] = {
+    /* Training reads private rows: never from triggers or views, never
+    ** deterministic (it draws fresh noise). */
+    {"rdt_train", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_train_step, rdt_train_final},
+    /* Not deterministic: a probabilistic-vote model draws a coin per call. */
+    {"rdt_predict", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, rdt_predict_func, NULL, NULL},
+    {"rdt_predict_proba", -1, RDT_PURE, rdt_predict_proba_func, NULL, NULL},
+    {"rdt_info", 1, RDT_PURE, rdt_info_func, NULL, NULL},
+    {"rdt_version", 0, RDT_PURE, rdt_version_func, NULL, NULL},
+};
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_rdt_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
+#ifndef SQLITE_CORE
+  SQLITE_EXTENSION_INIT2(pApi);
+#else
+  (void)pApi;
+#endif
+  if (sodium_init() < 0) {
+    if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("rdt: libsodium failed to initialise (sodium_init)");
+    return SQLITE_ERROR;
+  }
+  rdt_conn *conn = calloc(1, sizeof *conn);
+  if (!conn) return SQLITE_NOMEM;
+  rdt_rng_init_os(&conn->coin);
+  conn->refs = 1; /* held by this function until registration is done */
+  int rc = SQLITE_OK;
+  for (size_t i = 0; i < sizeof rdt_functions / sizeof rdt_functions[0] && rc == SQLITE_OK; i++) {
+    conn->refs++;
+    rc = sqlite3_create_function_v2(db, rdt_functions[i].name, rdt_functions[i].n_arg, rdt_functions[i].flags,
+                                    conn, rdt_functions[i].func, rdt_functions[i].step, rdt_functions[i].final,
+                                    conn_release);
+    /* On failure SQLite has already called conn_release for this one. */
+    if (rc != SQLITE_OK && pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("rdt: cannot register %s: %s", rdt_functions[i].name, sqlite3_errmsg(db));
+  }
+  conn_release(conn);
+  return rc;
+}

@@ -1,0 +1,65 @@
+/*
+** rdt_sql.h - internals shared by the SQLite binding files (ext/sql_*.c).
+** The binding is thin: it turns SQL values into the core's inputs and the
+** core's outputs into SQL results. All privacy logic lives in ext/core/.
+*/
+#ifndef RDT_SQL_H
+#define RDT_SQL_H
+
+#ifdef SQLITE_CORE
+#include <sqlite3.h>
+#else
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+#endif
+
+#include "core/forest.h"
+#include "core/rng.h"
+
+#ifndef RDT_VERSION_STRING
+#error "RDT_VERSION_STRING must be defined by the build (from the VERSION file)"
+#endif
+
+#define RDT_CACHE_SLOTS 4
+
+/* A decoded model, shared by the cache and by auxdata (reference counted). */
+typedef struct rdt_model_handle {
+  int refs;
+  size_t size;
+  unsigned char checksum[32];
+  rdt_forest forest;
+} rdt_model_handle;
+
+/* Per-connection state, the user data of every function. */
+typedef struct rdt_conn {
+  int refs;                                  /* one per registered function */
+  unsigned long tick;
+  rdt_model_handle *cache[RDT_CACHE_SLOTS];
+  unsigned long used[RDT_CACHE_SLOTS];
+  rdt_rng coin;                              /* probabilistic vote at predict */
+} rdt_conn;
+
+void rdt_model_release(void *handle);
+/* The decoded model of argument v (auxdata slot `arg`, then the cache, then
+** a fresh decode). On failure sets an error "<fn>: ..." and returns NULL. */
+rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn);
+
+/* Row values -> core inputs (the data-independent rules of sql/reference.md). */
+double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v);
+/* Class index of a label, or -1 (NULL / unknown label: the row is dropped). */
+long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);
+/* Map argv[0..n_features) into xs. */
+void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
+/* Set a class label as the SQL result, keeping its type. */
+void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
+/* Append s as a JSON string literal. */
+void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
+
+void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_train_final(sqlite3_context *ctx);
+void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+#endif

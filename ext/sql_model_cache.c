@@ -1,0 +1,79 @@
+/*
+** sql_model_cache.c - decode a model BLOB once per statement (auxdata, for a
+** constant model) or once per connection (a small cache keyed by model id,
+** length and checksum, for a model coming from a subquery or a join).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "rdt_sql.h"
+
+void rdt_model_release(void *p) {
+  rdt_model_handle *h = p;
+  if (!h || --h->refs > 0) return;
+  rdt_forest_free(&h->forest);
+  free(h);
+}
+
+static int same_model(const rdt_model_handle *h, const unsigned char *blob, size_t n) {
+  return h->size == n && memcmp(h->forest.model_id, blob + RDT_MODEL_ID_OFFSET, 16) == 0 &&
+         memcmp(h->checksum, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0;
+}
+
+rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn) {
+  rdt_model_handle *h = sqlite3_get_auxdata(ctx, arg);
+  if (h) return h;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    char *m = sqlite3_mprintf("%s: the model must be a BLOB made by rdt_train (got %s)", fn,
+                              sqlite3_value_type(v) == SQLITE_NULL ? "NULL" : "a non-BLOB value");
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return NULL;
+  }
+  const unsigned char *blob = sqlite3_value_blob(v);
+  size_t n = (size_t)sqlite3_value_bytes(v);
+  rdt_conn *conn = sqlite3_user_data(ctx);
+  conn->tick++;
+  if (blob && n >= RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) {
+    for (int i = 0; i < RDT_CACHE_SLOTS; i++) {
+      if (conn->cache[i] && same_model(conn->cache[i], blob, n)) {
+        conn->used[i] = conn->tick;
+        h = conn->cache[i];
+        break;
+      }
+    }
+  }
+  if (!h) {
+    char err[256];
+    h = calloc(1, sizeof *h);
+    if (!h) {
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+    if (!rdt_model_decode(blob ? blob : (const unsigned char *)"", blob ? n : 0, &h->forest, err, sizeof err)) {
+      free(h);
+      char *m = sqlite3_mprintf("%s: %s", fn, err);
+      sqlite3_result_error(ctx, m, -1);
+      sqlite3_free(m);
+      return NULL;
+    }
+    h->refs = 1;
+    h->size = n;
+    memcpy(h->checksum, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES);
+    int slot = 0;
+    for (int i = 1; i < RDT_CACHE_SLOTS; i++) {
+      if (!conn->cache[slot]) break;
+      if (!conn->cache[i] || conn->used[i] < conn->used[slot]) slot = i;
+    }
+    if (conn->cache[slot]) rdt_model_release(conn->cache[slot]);
+    conn->cache[slot] = h;
+    conn->used[slot] = conn->tick;
+  }
+  /* auxdata keeps its own reference: the cache may evict meanwhile. */
+  h->refs++;
+  sqlite3_set_auxdata(ctx, arg, h, rdt_model_release);
+  /* set_auxdata may have released it already (out of memory): re-read. */
+  rdt_model_handle *kept = sqlite3_get_auxdata(ctx, arg);
+  return kept ? kept : h;
+}

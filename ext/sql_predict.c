@@ -1,0 +1,165 @@
+/*
+** sql_predict.c - rdt_predict, rdt_predict_proba, rdt_info, rdt_version.
+** All of them are post-processing of a released model: they read no private
+** rows and spend no privacy budget.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "rdt_sql.h"
+
+/* Scratch for features and class scores; small models stay on the stack. */
+#define STACK_DOUBLES 256
+
+/* Model + features of a predict call; sets an error and returns NULL on a
+** parameter mistake. *xs is `stack` or a malloc'd buffer (free_scratch). */
+static const rdt_forest *predict_args(sqlite3_context *ctx, int argc, sqlite3_value **argv, const char *fn,
+                                      double *stack, double **xs) {
+  if (argc < 1) {
+    char *m = sqlite3_mprintf("%s: expected %s(model, x1, ..., xk)", fn, fn);
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return NULL;
+  }
+  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, fn);
+  if (!h) return NULL;
+  const rdt_forest *f = &h->forest;
+  if ((uint32_t)(argc - 1) != f->schema.n_features) {
+    char *m = sqlite3_mprintf("%s: the model has %u features but %d feature arguments were given", fn,
+                              f->schema.n_features, argc - 1);
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return NULL;
+  }
+  size_t need = f->schema.n_features + 2 * (size_t)f->schema.n_classes;
+  *xs = need <= STACK_DOUBLES ? stack : malloc(need * sizeof **xs);
+  if (!*xs) {
+    sqlite3_result_error_nomem(ctx);
+    return NULL;
+  }
+  rdt_sql_features(&f->schema, argv + 1, *xs);
+  return f;
+}
+
+static void free_scratch(double *xs, double *stack) {
+  if (xs != stack) free(xs);
+}
+
+void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  double stack[STACK_DOUBLES], *xs;
+  const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict", stack, &xs);
+  if (!f) return;
+  rdt_conn *conn = sqlite3_user_data(ctx);
+  uint32_t c = rdt_forest_predict(f, xs, xs + f->schema.n_features, &conn->coin);
+  rdt_sql_result_class(ctx, &f->schema.classes[c]);
+  free_scratch(xs, stack);
+}
+
+void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  double stack[STACK_DOUBLES], *xs;
+  const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict_proba", stack, &xs);
+  if (!f) return;
+  double *proba = xs + f->schema.n_features;
+  rdt_forest_proba(f, xs, proba);
+  sqlite3_str *out = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendchar(out, 1, '{');
+  for (uint32_t c = 0; c < f->schema.n_classes; c++) {
+    if (c) sqlite3_str_appendchar(out, 1, ',');
+    rdt_sql_json_string(out, f->schema.classes[c].text, f->schema.classes[c].text_len);
+    sqlite3_str_appendf(out, ":%!.17g", proba[c]);
+  }
+  sqlite3_str_appendchar(out, 1, '}');
+  free_scratch(xs, stack);
+  int n = sqlite3_str_length(out);
+  char *s = sqlite3_str_finish(out);
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, s, n, sqlite3_free);
+}
+
+static void append_value(sqlite3_str *out, const rdt_value *v) {
+  if (v->type == RDT_VALUE_INTEGER) sqlite3_str_appendf(out, "%lld", v->integer);
+  else rdt_sql_json_string(out, v->text, v->text_len);
+}
+
+static const char *vote_name(rdt_vote v) {
+  switch (v) {
+    case RDT_VOTE_MAJORITY: return "majority";
+    case RDT_VOTE_PROBABILISTIC: return "probabilistic";
+    default: return "threshold";
+  }
+}
+
+void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_info");
+  if (!h) return;
+  const rdt_forest *f = &h->forest;
+  const rdt_config *c = &f->config;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
+                      RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR, RDT_VERSION_STRING);
+  sqlite3_str_appendall(o, "\"model_id\":\"");
+  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
+  sqlite3_str_appendall(o, "\",\"algorithm\":\"rdt\",\"task\":\"classification\",");
+  if (c->is_private) {
+    sqlite3_str_appendf(o,
+                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
+                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"discrete Laplace noise "
+                        "of scale trees/epsilon on every leaf class counter (L1 sensitivity 1 per tree)\",",
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+  } else {
+    sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,"
+                             "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"none: exact counts\",");
+  }
+  sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,\"vote\":\"%s\",\"classes\":[",
+                      c->trees, c->depth, f->n_leaves, vote_name(c->vote));
+  for (uint32_t k = 0; k < f->schema.n_classes; k++) {
+    if (k) sqlite3_str_appendchar(o, 1, ',');
+    append_value(o, &f->schema.classes[k]);
+  }
+  sqlite3_str_appendall(o, "],\"features\":[");
+  for (uint32_t j = 0; j < f->schema.n_features; j++) {
+    const rdt_feature *ft = &f->schema.features[j];
+    if (j) sqlite3_str_appendchar(o, 1, ',');
+    sqlite3_str_appendall(o, "{\"name\":");
+    rdt_sql_json_string(o, ft->name, strlen(ft->name));
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      sqlite3_str_appendf(o, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
+    } else {
+      sqlite3_str_appendall(o, ",\"type\":\"categorical\",\"values\":[");
+      for (uint32_t k = 0; k < ft->n_values; k++) {
+        if (k) sqlite3_str_appendchar(o, 1, ',');
+        append_value(o, &ft->values[k]);
+      }
+      sqlite3_str_appendall(o, "]}");
+    }
+  }
+  sqlite3_str_appendf(o, "],\"seeded\":%s,\"release\":", c->seeded ? "true" : "false");
+  if (!c->is_private)
+    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the leaf counts are exact; never publish "
+                             "this model\"");
+  else if (c->seeded)
+    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
+                             "the noise; for tests and reproducibility only\"");
+  else
+    sqlite3_str_appendall(o, "\"ok\"");
+  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)h->size);
+  int n = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, s, n, sqlite3_free);
+}
+
+void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(ctx, RDT_VERSION_STRING, -1, SQLITE_STATIC);
+}

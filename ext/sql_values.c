@@ -1,0 +1,76 @@
+/*
+** sql_values.c - SQL values -> core inputs, by fixed data-independent rules
+** (sql/reference.md, "Rules for row values"). Nothing here can fail: a row
+** that breaks a rule is clamped, routed or bucketed, never reported.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rdt_sql.h"
+
+double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
+  if (ft->type == RDT_FEATURE_NUMERIC) {
+    /* numeric_type applies numeric affinity: TEXT '1.5' becomes 1.5. */
+    int t = sqlite3_value_numeric_type(v);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return rdt_numeric_clean(ft, 0, 1);
+    return rdt_numeric_clean(ft, sqlite3_value_double(v), 0);
+  }
+  char buf[32];
+  const char *text = NULL;
+  size_t len = 0;
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      len = rdt_int_text(sqlite3_value_int64(v), buf);
+      text = buf;
+      break;
+    case SQLITE_FLOAT: {
+      double d = sqlite3_value_double(v);
+      if (d == floor(d) && fabs(d) < 9e15) len = rdt_int_text((long long)d, buf);
+      else len = (size_t)snprintf(buf, sizeof buf, "%.17g", d);
+      text = buf;
+      break;
+    }
+    case SQLITE_TEXT:
+      text = (const char *)sqlite3_value_text(v);
+      len = (size_t)sqlite3_value_bytes(v);
+      break;
+    default: /* NULL, BLOB: the `other` bucket */
+      return (double)ft->n_values;
+  }
+  if (!text) return (double)ft->n_values;
+  long code = rdt_value_index_find(&ft->index, ft->values, text, len);
+  return code < 0 ? (double)ft->n_values : (double)code;
+}
+
+long rdt_sql_class(const rdt_schema *s, sqlite3_value *v) {
+  /* A label follows the categorical rule; its `other` bucket means "drop". */
+  rdt_feature as_feature;
+  memset(&as_feature, 0, sizeof as_feature);
+  as_feature.type = RDT_FEATURE_CATEGORICAL;
+  as_feature.n_values = s->n_classes;
+  as_feature.values = s->classes;
+  as_feature.index = s->class_index;
+  double code = rdt_sql_feature(&as_feature, v);
+  return code >= s->n_classes ? -1 : (long)code;
+}
+
+void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
+  for (uint32_t j = 0; j < s->n_features; j++) xs[j] = rdt_sql_feature(&s->features[j], argv[j]);
+}
+
+void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
+  if (cls->type == RDT_VALUE_INTEGER) sqlite3_result_int64(ctx, cls->integer);
+  else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
+}
+
+void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n) {
+  sqlite3_str_appendchar(out, 1, '"');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') sqlite3_str_appendf(out, "\\%c", c);
+    else if (c < 0x20) sqlite3_str_appendf(out, "\\u%04x", c);
+    else sqlite3_str_appendchar(out, 1, (char)c);
+  }
+  sqlite3_str_appendchar(out, 1, '"');
+}
