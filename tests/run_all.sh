@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test suite and ends with one line "N passed, N failed".
+#   RDT_TEST_CORE  the core unit-test binary (default build/test_core)
+#   RDT_EXT        the extension to load, without suffix (default dist/rdt)
+#   RDT_SANITIZE=1 the extension is an ASan build: preload the ASan runtime
+#                  into the (uninstrumented) sqlite3 shell.
+set -u
+cd "$(dirname "$0")/.."
+core=${RDT_TEST_CORE:-build/test_core}
+passed=0
+failed=0
+
+tally() { # reads a suite's output, echoes it, adds its closing counts
+  local out=$1 line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "not ok - a suite ended without its summary line (crash?)"
+    failed=$((failed + 1))
+    return
+  fi
+  passed=$((passed + $(cut -d' ' -f1 <<<"$line")))
+  failed=$((failed + $(cut -d' ' -f3 <<<"$line")))
+}
+
+if [ "${RDT_SANITIZE:-0}" = 1 ]; then
+  asan=$(cc -print-file-name=libasan.so)
+  ubsan=$(cc -print-file-name=libubsan.so)
+  export RDT_SQL_PRELOAD="$asan $ubsan"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0:halt_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+
+echo "# core unit tests ($core)"
+out=$("$core" 2>&1); rc=$?
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+[ $rc -gt 1 ] && { echo "not ok - $core exited with status $rc"; failed=$((failed + 1)); }
+tally "$out"
+
+echo "# SQL tests through the sqlite3 shell"
+out=$(LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash tests/sql_runner.sh 2>&1)
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+tally "$out"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,481 @@
+/*
+** test_core.c - unit tests of the core (no SQLite). Prints one
+** "ok - name" / "not ok - name" line per check and a closing
+** "N passed, N failed" line.
+**
+**   build/test_core                    run all tests
+**   build/test_core --write-golden F   (re)write the golden model BLOB
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/model.h"
+#include "core/noise.h"
+#include "core/options.h"
+
+static int n_pass, n_fail;
+
+static void check(int cond, const char *name) {
+  if (cond) n_pass++;
+  else n_fail++;
+  printf("%s - %s\n", cond ? "ok" : "not ok", name);
+}
+
+static void seeded(rdt_rng *rng, const char *label) {
+  unsigned char key[RDT_RNG_KEYBYTES];
+  rdt_rng_derive_key(key, label, strlen(label), "test");
+  rdt_rng_init_seeded(rng, key);
+}
+
+/* ---- json --------------------------------------------------------------- */
+
+static int json_ok(const char *s) {
+  char err[128];
+  rdt_json *v = rdt_json_parse(s, strlen(s), err, sizeof err);
+  rdt_json_free(v);
+  return v != NULL;
+}
+
+static void test_json(void) {
+  char err[128];
+  const char *doc = "{\"a\": [1, -2.5e1, \"x\\u00e9\\n\", true, false, null], \"b\": {}}";
+  rdt_json *v = rdt_json_parse(doc, strlen(doc), err, sizeof err);
+  const rdt_json *a = rdt_json_get(v, "a");
+  check(v && a && a->n == 6 && a->items[0]->is_integer && a->items[0]->integer == 1 &&
+            a->items[1]->number == -25.0 && !a->items[1]->is_integer &&
+            strcmp(a->items[2]->string, "x\xc3\xa9\n") == 0 && a->items[5]->type == RDT_JSON_NULL,
+        "json: parses every value type with escapes");
+  rdt_json_free(v);
+  check(json_ok("[\"\\ud83d\\ude00\"]"), "json: surrogate pair");
+  const char *bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\\x\"", "\"abc",
+                       "[1] x", "nul", "\"\\ud800\"", "\"\\u0000\"", "{\"a\":1,}", "\"\x01\""};
+  int all_rejected = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) all_rejected &= !json_ok(bad[i]);
+  check(all_rejected, "json: rejects 16 malformed documents");
+  char deep[200];
+  memset(deep, '[', 100);
+  memset(deep + 100, ']', 100);
+  v = rdt_json_parse(deep, 200, err, sizeof err);
+  check(v == NULL && strstr(err, "deep") != NULL, "json: nesting depth is limited");
+}
+
+/* ---- rng ---------------------------------------------------------------- */
+
+static void test_rng(void) {
+  rdt_rng a, b, c;
+  unsigned char x[3000], y[3000], z[3000];
+  seeded(&a, "k1");
+  seeded(&b, "k1");
+  seeded(&c, "k2");
+  rdt_rng_bytes(&a, x, sizeof x);
+  rdt_rng_bytes(&b, y, 1000);
+  rdt_rng_bytes(&b, y + 1000, 2000); /* chunking must not matter */
+  rdt_rng_bytes(&c, z, sizeof z);
+  check(memcmp(x, y, sizeof x) == 0, "rng: seeded stream is reproducible across chunkings");
+  check(memcmp(x, z, sizeof x) != 0, "rng: different keys give different streams");
+  rdt_rng_init_os(&a);
+  rdt_rng_init_os(&b);
+  rdt_rng_bytes(&a, x, 64);
+  rdt_rng_bytes(&b, y, 64);
+  check(memcmp(x, y, 64) != 0, "rng: OS mode is not reproducible");
+  int wiped = 1;
+  for (size_t i = 0; i < 64; i++) wiped &= a.buf[i] == 0;
+  check(wiped, "rng: bytes handed out are wiped from the buffer");
+
+  /* Uniformity of rdt_rng_below(7): chi-square with 6 dof, 70k draws. */
+  seeded(&a, "below");
+  long cnt[7] = {0};
+  for (int i = 0; i < 70000; i++) cnt[rdt_rng_below(&a, 7)]++;
+  double chi = 0;
+  for (int i = 0; i < 7; i++) chi += (cnt[i] - 10000.0) * (cnt[i] - 10000.0) / 10000.0;
+  check(chi < 22.46, "rng: below(7) uniform (chi2 < 22.46, p=0.001)");
+  /* 64-bit bound: 2^63 + 1 has a rejection zone of almost half the range. */
+  uint64_t n = ((uint64_t)1 << 63) + 1, hi = 0;
+  int in_range = 1;
+  for (int i = 0; i < 1000; i++) {
+    uint64_t r = rdt_rng_below(&a, n);
+    in_range &= r < n;
+    if (r > hi) hi = r;
+  }
+  check(in_range && hi > ((uint64_t)1 << 62), "rng: below(2^63+1) stays in range and reaches the top half");
+  rdt_rng_clear(&a);
+  check(a.mode == 0 && a.key[0] == 0, "rng: clear wipes the state");
+}
+
+/* ---- noise -------------------------------------------------------------- */
+
+/* Chi-square of the exact discrete Laplace PMF (P(z) ∝ exp(-|z| s/t)) against
+** `draws` samples, on bins -K..K plus two tails. Returns the statistic;
+** *dof receives the degrees of freedom. */
+static double dlap_chi2(rdt_rng *rng, uint64_t s, uint64_t t, int draws, int K, int *dof) {
+  double q = exp(-(double)s / (double)t), norm = (1 - q) / (1 + q);
+  long *obs = calloc(2 * K + 3, sizeof *obs);
+  for (int i = 0; i < draws; i++) {
+    int64_t z = rdt_discrete_laplace(rng, s, t);
+    if (z < -K) obs[0]++;
+    else if (z > K) obs[2 * K + 2]++;
+    else obs[z + K + 1]++;
+  }
+  double chi = 0, tail = norm * pow(q, K + 1) / (1 - q);
+  for (int b = 0; b < 2 * K + 3; b++) {
+    double p = (b == 0 || b == 2 * K + 2) ? tail : norm * pow(q, fabs((double)(b - K - 1)));
+    double e = p * draws;
+    chi += (obs[b] - e) * (obs[b] - e) / e;
+  }
+  free(obs);
+  *dof = 2 * K + 2;
+  return chi;
+}
+
+static void test_noise(void) {
+  rdt_rng rng;
+  seeded(&rng, "noise");
+  int ones = 0, N = 200000;
+  for (int i = 0; i < N; i++) ones += rdt_bernoulli_exp(&rng, 1, 2);
+  double p = exp(-0.5), sd = sqrt(p * (1 - p) / N);
+  check(fabs((double)ones / N - p) < 5 * sd, "noise: Bernoulli(exp(-1/2)) frequency within 5 sd");
+  ones = 0;
+  for (int i = 0; i < N; i++) ones += rdt_bernoulli_exp(&rng, 7, 3);
+  p = exp(-7.0 / 3);
+  sd = sqrt(p * (1 - p) / N);
+  check(fabs((double)ones / N - p) < 5 * sd, "noise: Bernoulli(exp(-7/3)) frequency within 5 sd");
+
+  int dof;
+  /* Critical values of chi-square at p = 0.001: dof 12 -> 32.91, 22 -> 48.27. */
+  double chi = dlap_chi2(&rng, 1, 2, 200000, 5, &dof);
+  check(dof == 12 && chi < 32.91, "noise: discrete Laplace scale 2 matches the exact PMF (chi2)");
+  chi = dlap_chi2(&rng, 3, 2, 200000, 5, &dof);
+  check(chi < 32.91, "noise: discrete Laplace scale 2/3 matches the exact PMF (chi2)");
+  chi = dlap_chi2(&rng, 4294967296ULL, 10 * 4294967296ULL + 12345, 100000, 10, &dof);
+  check(dof == 22 && chi < 48.27, "noise: discrete Laplace with 2^32-denominator scale ~10 (chi2)");
+  /* Power: the same test rejects a sampler with the wrong scale. */
+  double q = exp(-1.0 / 2), wrong = 0;
+  (void)q;
+  rdt_rng r2;
+  seeded(&r2, "power");
+  {
+    /* draw from scale 2.5 but test against scale 2 */
+    long obs[13] = {0};
+    int draws = 200000, K = 5;
+    for (int i = 0; i < draws; i++) {
+      int64_t z = rdt_discrete_laplace(&r2, 2, 5);
+      if (z < -K) obs[0]++;
+      else if (z > K) obs[12]++;
+      else obs[z + K + 1]++;
+    }
+    double qq = exp(-0.5), norm = (1 - qq) / (1 + qq), tail = norm * pow(qq, K + 1) / (1 - qq);
+    for (int b = 0; b < 13; b++) {
+      double pp = (b == 0 || b == 12) ? tail : norm * pow(qq, fabs((double)(b - K - 1)));
+      wrong += (obs[b] - pp * draws) * (obs[b] - pp * draws) / (pp * draws);
+    }
+  }
+  check(wrong > 32.91, "noise: the chi2 check rejects a sampler with scale 2.5 instead of 2");
+
+  rdt_eps e;
+  check(rdt_eps_from_double(1.0, &e) && rdt_eps_to_double(e) == 1.0, "eps: 1.0 is exact");
+  check(rdt_eps_from_double(0.1, &e) && rdt_eps_to_double(e) <= 0.1 && rdt_eps_to_double(e) > 0.1 - 1e-9,
+        "eps: 0.1 rounds down by less than 2^-32");
+  check(!rdt_eps_from_double(0, &e) && !rdt_eps_from_double(-1, &e) && !rdt_eps_from_double(NAN, &e) &&
+            !rdt_eps_from_double(INFINITY, &e) && !rdt_eps_from_double(1e-7, &e),
+        "eps: rejects 0, negative, NaN, inf and below 1e-6");
+  uint64_t s, t;
+  rdt_eps_from_double(0.5, &e);
+  check(rdt_laplace_params(e, 10, &s, &t) && s == 1 && t == 20, "noise: scale k/eps = 10/0.5 gives s/t = 1/20");
+  rdt_rng_clear(&rng);
+  rdt_rng_clear(&r2);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static const char *OPTS =
+    "{\"epsilon\": 1, \"trees\": 4, \"depth\": 5, \"vote\": \"majority\", \"seed\": 7,"
+    " \"classes\": [\"no\", \"yes\"],"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 10},"
+    "                {\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"a\", \"b\", 3]}]}";
+
+static int opts_error(const char *json, const char *needle) {
+  rdt_schema s;
+  rdt_config c;
+  char err[512];
+  int ok = rdt_options_parse(json, strlen(json), &s, &c, err, sizeof err);
+  if (ok) {
+    rdt_schema_free(&s);
+    return 0;
+  }
+  if (!strstr(err, needle)) {
+    printf("# expected \"%s\" in \"%s\"\n", needle, err);
+    return 0;
+  }
+  return 1;
+}
+
+static void test_options(void) {
+  rdt_schema s;
+  rdt_config c;
+  char err[512];
+  int ok = rdt_options_parse(OPTS, strlen(OPTS), &s, &c, err, sizeof err);
+  check(ok && c.trees == 4 && c.depth == 5 && c.vote == RDT_VOTE_MAJORITY && c.seeded && c.is_private &&
+            s.n_features == 2 && s.n_classes == 2 && s.features[1].n_values == 3,
+        "options: a full valid document");
+  if (ok) rdt_schema_free(&s);
+  check(opts_error("{\"epsilon\":1,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}],\"foo\":1}", "unknown option \"foo\""),
+        "options: unknown key named");
+  check(opts_error("{\"classes\":[1]}", "\"epsilon\" is required"), "options: epsilon required");
+  check(opts_error("{\"epsilon\":0,\"classes\":[1]}", "\"epsilon\" must be a number > 0"), "options: epsilon 0");
+  check(opts_error("{\"epsilon\":1,\"classes\":[1,1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "duplicate class"),
+        "options: duplicate class");
+  check(opts_error("{\"epsilon\":1,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":1,\"max\":1}]}", "min < max"),
+        "options: min < max");
+  check(opts_error("{\"epsilon\":1,\"trees\":1024,\"depth\":30,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "model too large"),
+        "options: oversized model refused");
+  check(opts_error("{\"epsilon\":1", "not valid JSON"), "options: invalid JSON");
+  check(opts_error("[]", "must be a JSON object"), "options: not an object");
+}
+
+/* ---- forest ------------------------------------------------------------- */
+
+static int make_forest(rdt_forest *f, const char *json) {
+  rdt_schema s;
+  rdt_config c;
+  char err[512];
+  if (!rdt_options_parse(json, strlen(json), &s, &c, err, sizeof err)) {
+    printf("# %s\n", err);
+    return 0;
+  }
+  return rdt_forest_init(f, &s, &c);
+}
+
+/* Walk every path and check each numeric threshold lies in the interval its
+** ancestors leave, and no categorical split repeats a fixed feature. */
+static int check_paths(const rdt_forest *f, uint32_t t, uint32_t idx, uint32_t level, double *lo, double *hi,
+                       int *fixed) {
+  if (level == f->config.depth) return 1;
+  const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + idx];
+  int ok = 1;
+  if (n->kind == RDT_SPLIT_NUMERIC) {
+    double l = lo[n->feature], h = hi[n->feature];
+    if (!(n->value >= l && n->value < h)) return 0;
+    hi[n->feature] = n->value;
+    ok &= check_paths(f, t, 2 * idx + 1, level + 1, lo, hi, fixed);
+    hi[n->feature] = h;
+    lo[n->feature] = n->value;
+    ok &= check_paths(f, t, 2 * idx + 2, level + 1, lo, hi, fixed);
+    lo[n->feature] = l;
+  } else if (n->kind == RDT_SPLIT_CATEGORY_EQ) {
+    if (fixed[n->feature]) return 0;
+    fixed[n->feature] = 1;
+    ok &= check_paths(f, t, 2 * idx + 1, level + 1, lo, hi, fixed);
+    fixed[n->feature] = 0;
+    ok &= check_paths(f, t, 2 * idx + 2, level + 1, lo, hi, fixed);
+  } else {
+    ok &= check_paths(f, t, 2 * idx + 1, level + 1, lo, hi, fixed);
+    ok &= check_paths(f, t, 2 * idx + 2, level + 1, lo, hi, fixed);
+  }
+  return ok;
+}
+
+static void test_forest(void) {
+  rdt_forest f, g;
+  int ok = make_forest(&f, OPTS);
+  check(ok, "forest: builds from options");
+  if (!ok) return;
+  double lo[2], hi[2];
+  int fixed[2] = {0, 0}, paths = 1;
+  for (uint32_t t = 0; t < f.config.trees; t++) {
+    lo[0] = 0, hi[0] = 10;
+    paths &= check_paths(&f, t, 0, 0, lo, hi, fixed);
+  }
+  check(paths, "forest: thresholds inside the reachable interval; fixed categories never re-split");
+
+  /* A categorical-only forest deeper than its domain: NONE nodes appear and
+  ** every row still lands in a leaf. */
+  rdt_forest h;
+  ok = make_forest(&h, "{\"epsilon\":null,\"depth\":6,\"trees\":2,\"seed\":1,\"classes\":[0,1],\"features\":"
+                       "[{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\"]}]}");
+  int none = 0;
+  for (uint32_t i = 0; ok && i < h.config.trees * h.n_internal; i++) none += h.nodes[i].kind == RDT_SPLIT_NONE;
+  check(ok && none > 0, "forest: exhausted categorical domains give pass-through nodes");
+  if (ok) rdt_forest_free(&h);
+
+  /* Determinism of seeded structure, and merge = training on the union. */
+  ok = make_forest(&g, OPTS);
+  check(ok && memcmp(f.nodes, g.nodes, (size_t)f.config.trees * f.n_internal * sizeof *f.nodes) == 0 &&
+            memcmp(f.model_id, g.model_id, 16) == 0,
+        "forest: the same seed gives the same structure and model id");
+  rdt_forest all;
+  make_forest(&all, OPTS);
+  rdt_rng rng;
+  seeded(&rng, "rows");
+  for (int i = 0; i < 1000; i++) {
+    double xs[2] = {rdt_rng_unit(&rng) * 10, (double)rdt_rng_below(&rng, 4)};
+    uint32_t cls = (uint32_t)(xs[0] > 5);
+    rdt_forest_train_row(i % 2 ? &f : &g, xs, cls);
+    rdt_forest_train_row(&all, xs, cls);
+  }
+  size_t nc = (size_t)f.config.trees * f.n_leaves * f.schema.n_classes;
+  int64_t total = 0;
+  for (size_t i = 0; i < nc; i++) total += all.counts[i];
+  check(total == 1000 * (int64_t)f.config.trees, "forest: each row adds exactly one count per tree");
+  check(rdt_forest_merge(&f, &g) && memcmp(f.counts, all.counts, nc * sizeof *f.counts) == 0,
+        "forest: merging two partial states equals training on all rows");
+  rdt_forest other;
+  make_forest(&other, "{\"epsilon\":1,\"trees\":4,\"depth\":5,\"seed\":8,\"classes\":[\"no\",\"yes\"],\"features\":"
+                      "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":10},{\"name\":\"c\",\"type\":"
+                      "\"categorical\",\"values\":[\"a\",\"b\",3]}]}");
+  check(!rdt_forest_merge(&f, &other), "forest: states from different structures refuse to merge");
+
+  /* Noise: integer, changes counts, and its mean absolute value matches the
+  ** scale k/eps = 4 (E|Z| for discrete Laplace = 2q/(1-q^2), q = e^-1/4). */
+  int64_t *before = malloc(nc * sizeof *before);
+  memcpy(before, all.counts, nc * sizeof *before);
+  rdt_forest_add_noise(&all, &rng);
+  double mad = 0;
+  for (size_t i = 0; i < nc; i++) mad += fabs((double)(all.counts[i] - before[i]));
+  mad /= (double)nc;
+  double q = exp(-0.25), expect = 2 * q / (1 - q * q);
+  check(fabs(mad - expect) < 0.25 * expect, "forest: noise magnitude matches scale trees/epsilon");
+  free(before);
+
+  check(rdt_forest_prepare(&all), "forest: prediction tables");
+  double xs[2] = {9.0, 0}, proba[4];
+  rdt_forest_proba(&all, xs, proba);
+  check(fabs(proba[0] + proba[1] - 1) < 1e-9, "forest: probabilities sum to 1");
+  rdt_forest_free(&f);
+  rdt_forest_free(&g);
+  rdt_forest_free(&all);
+  rdt_forest_free(&other);
+  rdt_rng_clear(&rng);
+}
+
+/* ---- model BLOB --------------------------------------------------------- */
+
+static unsigned char *golden_model(size_t *size) {
+  rdt_forest f;
+  if (!make_forest(&f, OPTS)) return NULL;
+  rdt_rng rng;
+  seeded(&rng, "golden rows");
+  for (int i = 0; i < 200; i++) {
+    double xs[2] = {rdt_rng_unit(&rng) * 10, (double)rdt_rng_below(&rng, 4)};
+    rdt_forest_train_row(&f, xs, (uint32_t)(xs[0] > 5));
+  }
+  seeded(&rng, "golden noise");
+  rdt_forest_add_noise(&f, &rng);
+  unsigned char *blob = rdt_model_encode(&f, size);
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+  return blob;
+}
+
+static unsigned char *read_file(const char *path, size_t *size) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  unsigned char *buf = malloc((size_t)n + 1);
+  *size = fread(buf, 1, (size_t)n, fp);
+  fclose(fp);
+  return buf;
+}
+
+static void test_model(const char *golden_path) {
+  size_t size, gsize;
+  unsigned char *blob = golden_model(&size);
+  rdt_forest f;
+  char err[256];
+  int ok = blob && rdt_model_decode(blob, size, &f, err, sizeof err);
+  check(ok, "model: encode then decode");
+  if (!ok) return;
+  size_t size2;
+  unsigned char *again = rdt_model_encode(&f, &size2);
+  check(size2 == size && memcmp(again, blob, size) == 0, "model: decode then encode gives the same bytes");
+  check(rdt_model_size(&f) == size, "model: size is known before encoding");
+  free(again);
+  rdt_forest_free(&f);
+
+  unsigned char *golden = read_file(golden_path, &gsize);
+  check(golden && gsize == size && memcmp(golden, blob, size) == 0,
+        "model: seeded training reproduces the golden BLOB (format v1) byte for byte");
+  ok = golden && rdt_model_decode(golden, gsize, &f, err, sizeof err);
+  check(ok, "model: the golden BLOB decodes");
+  if (ok) rdt_forest_free(&f);
+  free(golden);
+
+  int all_fail = 1;
+  for (size_t n = 0; n < size; n++) {
+    if (rdt_model_decode(blob, n, &f, err, sizeof err)) {
+      rdt_forest_free(&f);
+      all_fail = 0;
+    }
+  }
+  check(all_fail, "model: every truncation is rejected");
+  all_fail = 1;
+  for (size_t bit = 0; bit < size * 8; bit++) {
+    blob[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    if (rdt_model_decode(blob, size, &f, err, sizeof err)) {
+      rdt_forest_free(&f);
+      all_fail = 0;
+    }
+    blob[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+  }
+  check(all_fail, "model: every single-bit flip is rejected");
+  rdt_model_decode(blob, size, &f, err, sizeof err);
+  rdt_forest_free(&f);
+
+  /* A hostile encoder can fix the checksum: mutate and re-sign, the decoder
+  ** must still never crash (run under ASan) and reject inconsistent tables. */
+  rdt_rng rng;
+  seeded(&rng, "mutations");
+  unsigned char *m = malloc(size);
+  int decoded = 0;
+  for (int i = 0; i < 3000; i++) {
+    memcpy(m, blob, size);
+    int flips = 1 + (int)rdt_rng_below(&rng, 4);
+    for (int k = 0; k < flips; k++) {
+      size_t at = RDT_HEADER_BYTES - 20 + rdt_rng_below(&rng, size - RDT_CHECKSUM_BYTES - RDT_HEADER_BYTES + 20);
+      m[at] = (unsigned char)rdt_rng_u64(&rng);
+    }
+    crypto_generichash(m + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, m, size - RDT_CHECKSUM_BYTES, NULL, 0);
+    if (rdt_model_decode(m, size, &f, err, sizeof err)) {
+      decoded++;
+      rdt_forest_free(&f);
+    }
+  }
+  check(1, "model: 3000 re-checksummed mutations decode or fail without crashing");
+  printf("# %d of 3000 re-checksummed mutations still decoded (counter or threshold bytes)\n", decoded);
+  check(!rdt_model_decode((const unsigned char *)"SQLite format 3", 15, &f, err, sizeof err) &&
+            strstr(err, "not an rdt model"),
+        "model: foreign bytes are 'not an rdt model'");
+  free(m);
+  free(blob);
+  rdt_rng_clear(&rng);
+}
+
+int main(int argc, char **argv) {
+  if (sodium_init() < 0) {
+    printf("not ok - sodium_init\n");
+    return 1;
+  }
+  if (argc == 3 && strcmp(argv[1], "--write-golden") == 0) {
+    size_t size;
+    unsigned char *blob = golden_model(&size);
+    FILE *fp = fopen(argv[2], "wb");
+    if (!blob || !fp || fwrite(blob, 1, size, fp) != size) return 1;
+    fclose(fp);
+    free(blob);
+    return 0;
+  }
+  const char *golden = getenv("RDT_GOLDEN") ? getenv("RDT_GOLDEN") : "tests/golden/model_v1.blob";
+  test_json();
+  test_rng();
+  test_noise();
+  test_options();
+  test_forest();
+  test_model(golden);
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail != 0;
+}
