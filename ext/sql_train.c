@@ -15,11 +15,17 @@
 #include "core/options.h"
 #include "rdt_sql.h"
 
+/* Rows are counted in batches of this many, tree by tree (cache-friendly);
+** the buffer is the only per-row memory and its size is fixed. */
+#define TRAIN_BATCH 256
+
 typedef struct train_state {
   int started;   /* options parsed and forest built */
   int failed;    /* a parameter error was raised */
   rdt_forest forest;
-  double *xs;
+  double *xs;    /* TRAIN_BATCH rows of features */
+  uint32_t cls[TRAIN_BATCH];
+  uint32_t pending;
 } train_state;
 
 static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) {
@@ -74,7 +80,7 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     return 0;
   }
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
-      !(st->xs = malloc(st->forest.schema.n_features * sizeof *st->xs))) {
+      !(st->xs = malloc((size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);
     train_error(ctx, st, "out of memory while building the forest");
     return 0;
@@ -100,11 +106,17 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, argv[1]);
   if (cls < 0) return;
-  rdt_sql_features(&st->forest.schema, argv + 2, st->xs);
-  rdt_forest_train_row(&st->forest, st->xs, (uint32_t)cls);
+  rdt_sql_features(&st->forest.schema, argv + 2, st->xs + (size_t)st->pending * st->forest.schema.n_features);
+  st->cls[st->pending++] = (uint32_t)cls;
+  if (st->pending == TRAIN_BATCH) {
+    rdt_forest_train_batch(&st->forest, st->xs, st->cls, st->pending);
+    st->pending = 0;
+  }
 }
 
 static void train_cleanup(train_state *st) {
+  if (st->xs) /* buffered rows are private too */
+    sodium_memzero(st->xs, (size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs);
   if (st->forest.counts) {
     /* Exact counts are the private part of the state: wipe them. */
     sodium_memzero(st->forest.counts, (size_t)st->forest.config.trees * st->forest.n_leaves *
@@ -129,6 +141,8 @@ void rdt_train_final(sqlite3_context *ctx) {
     return;
   }
   rdt_forest *f = &st->forest;
+  rdt_forest_train_batch(f, st->xs, st->cls, st->pending);
+  st->pending = 0;
   rdt_rng noise;
   if (f->config.seeded) {
     unsigned char key[RDT_RNG_KEYBYTES];

@@ -166,12 +166,13 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   int ok = build_structure(f, &rng);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
-  return ok;
+  return ok && rdt_forest_index(f);
 }
 
 void rdt_forest_free(rdt_forest *f) {
   rdt_schema_free(&f->schema);
   free(f->nodes);
+  free(f->splits);
   free(f->counts);
   free(f->theta);
   free(f->leaf_vote);
@@ -180,27 +181,92 @@ void rdt_forest_free(rdt_forest *f) {
 
 /* ---- training --------------------------------------------------------- */
 
-static inline uint32_t go_right(const rdt_node *n, const double *xs) {
-  double x = xs[n->feature];
-  switch (n->kind) {
-    case RDT_SPLIT_NUMERIC: return x >= n->value;
-    case RDT_SPLIT_CATEGORY_EQ: return x != n->value;
-    default: return 0;
+int rdt_forest_index(rdt_forest *f) {
+  size_t n = (size_t)f->config.trees * f->n_internal;
+  free(f->splits);
+  f->splits = malloc((n + 1) * sizeof *f->splits);
+  if (!f->splits) return 0;
+  f->numeric_only = 1;
+  for (size_t i = 0; i < n; i++) {
+    const rdt_node *nd = &f->nodes[i];
+    rdt_split *sp = &f->splits[i];
+    sp->feature = nd->feature;
+    if (nd->kind == RDT_SPLIT_NUMERIC) {
+      sp->lo = -INFINITY;
+      sp->hi = nd->value;
+    } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
+      f->numeric_only = 0;
+      sp->lo = (float)(nd->value - 0.5);
+      sp->hi = nd->value + 0.5;
+    } else {
+      sp->lo = -INFINITY;
+      sp->hi = INFINITY;
+      sp->feature = 0;
+    }
   }
+  return 1;
+}
+
+/* One step down, branch-free, so random data costs no mispredictions. */
+static inline uint32_t next_index(const rdt_split *sp, const double *xs, uint32_t idx) {
+  const rdt_split *s = sp + idx;
+  double x = xs[s->feature];
+  uint32_t left = (x >= (double)s->lo) & (x < s->hi);
+  return 2 * idx + 2 - left;
+}
+
+/* Trees are walked in groups, level by level: the loads of different trees
+** are independent, so their cache misses overlap instead of queueing. */
+#define WALK_GROUP 16
+
+/* Leaves reached by xs in trees [t0, t0 + n), n <= WALK_GROUP. */
+static inline void walk_group(const rdt_forest *f, uint32_t t0, uint32_t n, const double *xs, uint32_t *leaf) {
+  size_t stride = f->n_internal;
+  const rdt_split *sp = f->splits + (size_t)t0 * stride;
+  uint32_t idx[WALK_GROUP] = {0};
+  for (uint32_t d = 0; d < f->config.depth; d++) {
+    for (uint32_t j = 0; j < n; j++) idx[j] = next_index(sp + j * stride, xs, idx[j]);
+  }
+  for (uint32_t j = 0; j < n; j++) leaf[j] = idx[j] - f->n_internal;
 }
 
 uint32_t rdt_forest_leaf(const rdt_forest *f, uint32_t t, const double *xs) {
-  const rdt_node *nodes = f->nodes + (size_t)t * f->n_internal;
-  uint32_t idx = 0;
-  for (uint32_t d = 0; d < f->config.depth; d++) idx = 2 * idx + 1 + go_right(&nodes[idx], xs);
-  return idx - f->n_internal;
+  uint32_t leaf;
+  walk_group(f, t, 1, xs, &leaf);
+  return leaf;
 }
 
 void rdt_forest_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
-  uint32_t C = f->schema.n_classes;
+  rdt_forest_train_batch(f, xs, &cls, 1);
+}
+
+/* Walk rows[0..n) down the tree at sp; NUMERIC_ONLY drops the lower bound
+** test (every lo is -inf then), which is most of the work on numeric data. */
+#define WALK_ROWS(NUMERIC_ONLY)                                                 \
+  for (uint32_t d = 0; d < depth; d++) {                                         \
+    for (uint32_t j = 0; j < n; j++) {                                           \
+      const rdt_split *s = sp + idx[j];                                          \
+      double x = rows[j][s->feature];                                            \
+      uint32_t left = NUMERIC_ONLY ? (x < s->hi) : (x >= (double)s->lo) & (x < s->hi); \
+      idx[j] = 2 * idx[j] + 2 - left;                                            \
+    }                                                                            \
+  }
+
+void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
+  /* Tree-major: one tree's nodes stay in L1 while every row of the batch
+  ** walks it, WALK_GROUP rows at a time so their loads overlap. */
+  uint32_t C = f->schema.n_classes, nf = f->schema.n_features, depth = f->config.depth;
   for (uint32_t t = 0; t < f->config.trees; t++) {
-    uint32_t leaf = rdt_forest_leaf(f, t, xs);
-    f->counts[((size_t)t * f->n_leaves + leaf) * C + cls]++;
+    const rdt_split *sp = f->splits + (size_t)t * f->n_internal;
+    int64_t *counts = f->counts + (size_t)t * f->n_leaves * C;
+    for (uint32_t r0 = 0; r0 < n_rows; r0 += WALK_GROUP) {
+      uint32_t n = n_rows - r0 < WALK_GROUP ? n_rows - r0 : WALK_GROUP;
+      uint32_t idx[WALK_GROUP] = {0};
+      const double *rows[WALK_GROUP];
+      for (uint32_t j = 0; j < n; j++) rows[j] = xs + (size_t)(r0 + j) * nf;
+      if (f->numeric_only) WALK_ROWS(1) else WALK_ROWS(0)
+      for (uint32_t j = 0; j < n; j++) counts[(size_t)(idx[j] - f->n_internal) * C + cls[r0 + j]]++;
+    }
   }
 }
 
@@ -259,13 +325,18 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
   uint32_t C = f->schema.n_classes;
   for (uint32_t c = 0; c < C; c++) theta_sum[c] = votes[c] = 0;
   *voters = 0;
-  for (uint32_t t = 0; t < f->config.trees; t++) {
-    size_t l = (size_t)t * f->n_leaves + rdt_forest_leaf(f, t, xs);
-    const float *th = f->theta + l * C;
-    for (uint32_t c = 0; c < C; c++) theta_sum[c] += th[c];
-    if (f->leaf_vote[l] != RDT_LEAF_EMPTY) {
-      votes[f->leaf_vote[l]] += 1;
-      (*voters)++;
+  uint32_t leaf[WALK_GROUP];
+  for (uint32_t t0 = 0; t0 < f->config.trees; t0 += WALK_GROUP) {
+    uint32_t n = f->config.trees - t0 < WALK_GROUP ? f->config.trees - t0 : WALK_GROUP;
+    walk_group(f, t0, n, xs, leaf);
+    for (uint32_t j = 0; j < n; j++) {
+      size_t l = (size_t)(t0 + j) * f->n_leaves + leaf[j];
+      const float *th = f->theta + l * C;
+      for (uint32_t c = 0; c < C; c++) theta_sum[c] += th[c];
+      if (f->leaf_vote[l] != RDT_LEAF_EMPTY) {
+        votes[f->leaf_vote[l]] += 1;
+        (*voters)++;
+      }
     }
   }
 }

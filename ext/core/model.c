@@ -391,7 +391,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     return fail(err, en, "invalid model: %s", why);
   }
   c->seeded = (flags & RDT_MODEL_FLAG_SEEDED) != 0;
-  if (!rdt_forest_prepare(f)) {
+  if (!rdt_forest_index(f) || !rdt_forest_prepare(f)) {
     rdt_forest_free(f);
     return fail(err, en, "out of memory");
   }

@@ -5,7 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t rdt_int_text(long long v, char *buf) { return (size_t)snprintf(buf, 24, "%lld", v); }
+size_t rdt_int_text(long long v, char *buf) {
+  /* Hand-rolled: this runs once per row for integer labels and categories. */
+  char tmp[24];
+  size_t n = 0, k = 0;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) buf[k++] = '-';
+  while (n) buf[k++] = tmp[--n];
+  buf[k] = 0;
+  return k;
+}
 
 int rdt_value_set_int(rdt_value *v, long long x) {
   char buf[24];
