@@ -26,7 +26,7 @@ SQLITE_EXTENSION_INIT3
 typedef struct rdt_model_handle {
   int refs;
   size_t size;
-  unsigned char checksum[32];
+  unsigned char *bytes;   /* the BLOB itself: a cache hit must be the same model */
   rdt_forest forest;
 } rdt_model_handle;
 

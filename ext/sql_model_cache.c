@@ -13,12 +13,18 @@ void rdt_model_release(void *p) {
   rdt_model_handle *h = p;
   if (!h || --h->refs > 0) return;
   rdt_forest_free(&h->forest);
+  free(h->bytes);
   free(h);
 }
 
+/* Id and checksum find the candidate cheaply; the full comparison makes a
+** hit exact, so an edited copy that kept header and checksum is decoded
+** (and rejected) on its own. It costs one pass over the BLOB, which SQLite
+** has already spent copying a non-constant argument. */
 static int same_model(const rdt_model_handle *h, const unsigned char *blob, size_t n) {
   return h->size == n && memcmp(h->forest.model_id, blob + RDT_MODEL_ID_OFFSET, 16) == 0 &&
-         memcmp(h->checksum, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0;
+         memcmp(h->bytes + n - RDT_CHECKSUM_BYTES, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0 &&
+         memcmp(h->bytes, blob, n) == 0;
 }
 
 rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn) {
@@ -60,7 +66,13 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     }
     h->refs = 1;
     h->size = n;
-    memcpy(h->checksum, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES);
+    h->bytes = malloc(n);
+    if (!h->bytes) {
+      rdt_model_release(h);
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+    memcpy(h->bytes, blob, n);
     int slot = 0;
     for (int i = 1; i < RDT_CACHE_SLOTS; i++) {
       if (!conn->cache[slot]) break;

@@ -97,8 +97,8 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (st->failed) return;
   if (!st->started) {
-    if (argc < 3) {
-      train_error(ctx, st, "expected rdt_train(options, label, x1, ..., xk) with at least one feature");
+    if (argc < 2) {
+      train_error(ctx, st, "expected rdt_train(options, label, x1, ..., xk)");
       return;
     }
     if (!train_start(ctx, st, argc, argv)) return;

@@ -226,7 +226,7 @@ static void test_options(void) {
         "options: unknown key named");
   check(opts_error("{\"classes\":[1]}", "\"epsilon\" is required"), "options: epsilon required");
   check(opts_error("{\"epsilon\":0,\"classes\":[1]}", "\"epsilon\" must be a number > 0"), "options: epsilon 0");
-  check(opts_error("{\"epsilon\":1,\"classes\":[1,1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "duplicate class"),
+  check(opts_error("{\"epsilon\":1,\"classes\":[1,1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "lists \"1\" twice"),
         "options: duplicate class");
   check(opts_error("{\"epsilon\":1,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":1,\"max\":1}]}", "min < max"),
         "options: min < max");

@@ -159,8 +159,13 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
     rdt_rng_bytes(&rng, skey, sizeof skey);
     rdt_rng_clear(&rng);
   }
-  unsigned char id[RDT_RNG_KEYBYTES];
-  rdt_rng_derive_key(id, skey, sizeof skey, "model-id");
+  /* The id names structure and configuration: the same seed with another
+  ** epsilon or vote rule gives another id. */
+  unsigned char id[RDT_RNG_KEYBYTES], idin[RDT_RNG_KEYBYTES + 24];
+  memcpy(idin, skey, RDT_RNG_KEYBYTES);
+  uint64_t cfg[3] = {config->is_private ? config->eps.num : 0, config->vote, config->algorithm};
+  memcpy(idin + RDT_RNG_KEYBYTES, cfg, sizeof cfg);
+  rdt_rng_derive_key(id, idin, sizeof idin, "model-id");
   memcpy(f->model_id, id, sizeof f->model_id);
   rdt_rng_init_seeded(&rng, skey);
   int ok = build_structure(f, &rng);
@@ -301,7 +306,7 @@ int rdt_forest_prepare(rdt_forest *f) {
   if (!f->theta || !f->leaf_vote) return 0;
   for (size_t l = 0; l < leaves; l++) {
     const int64_t *n = f->counts + l * C;
-    float *th = f->theta + l * C;
+    double *th = f->theta + l * C;
     double total = 0;
     uint32_t best = 0;
     for (uint32_t c = 0; c < C; c++) {
@@ -309,10 +314,10 @@ int rdt_forest_prepare(rdt_forest *f) {
       if (n[c] > n[best]) best = c;
     }
     if (total <= 0) {
-      for (uint32_t c = 0; c < C; c++) th[c] = 1.0f / (float)C;
+      for (uint32_t c = 0; c < C; c++) th[c] = 1.0 / C;
       f->leaf_vote[l] = RDT_LEAF_EMPTY;
     } else {
-      for (uint32_t c = 0; c < C; c++) th[c] = n[c] > 0 ? (float)((double)n[c] / total) : 0.0f;
+      for (uint32_t c = 0; c < C; c++) th[c] = n[c] > 0 ? (double)n[c] / total : 0.0;
       f->leaf_vote[l] = (uint16_t)best;
     }
   }
@@ -331,7 +336,7 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
     walk_group(f, t0, n, xs, leaf);
     for (uint32_t j = 0; j < n; j++) {
       size_t l = (size_t)(t0 + j) * f->n_leaves + leaf[j];
-      const float *th = f->theta + l * C;
+      const double *th = f->theta + l * C;
       for (uint32_t c = 0; c < C; c++) theta_sum[c] += th[c];
       if (f->leaf_vote[l] != RDT_LEAF_EMPTY) {
         votes[f->leaf_vote[l]] += 1;

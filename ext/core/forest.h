@@ -77,7 +77,7 @@ typedef struct rdt_forest {
   int numeric_only;          /* no categorical split: one comparison per node */
   int64_t *counts;           /* trees * n_leaves * n_classes */
   /* Prediction tables derived from counts (rdt_forest_prepare). */
-  float *theta;              /* trees * n_leaves * n_classes */
+  double *theta;             /* trees * n_leaves * n_classes */
   uint16_t *leaf_vote;       /* argmax class, or RDT_LEAF_EMPTY */
 } rdt_forest;
 

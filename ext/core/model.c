@@ -284,7 +284,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   uint32_t flags = get_u32(&r);
   uint64_t total = get_u64(&r);
   if (total > size) return fail(err, en, "model is truncated (%zu of %llu bytes)", size, (unsigned long long)total);
-  if (total < size) return fail(err, en, "model has %zu bytes but its header says %llu", size, (unsigned long long)total);
+  if (total < size)
+    return fail(err, en, "invalid model: %zu bytes where its header says %llu (corrupted or edited)", size,
+                (unsigned long long)total);
   unsigned char sum[RDT_CHECKSUM_BYTES];
   crypto_generichash(sum, sizeof sum, buf, size - RDT_CHECKSUM_BYTES, NULL, 0);
   if (sodium_memcmp(sum, buf + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) != 0)

@@ -31,7 +31,7 @@ static int check_keys(const rdt_json *obj, const char *const *allowed, const cha
 }
 
 /* An INTEGER or TEXT JSON value -> rdt_value. what: "class" / "value". */
-static int parse_value(const rdt_json *j, rdt_value *out, const char *what, char *err, size_t n) {
+static int parse_value(const rdt_json *j, rdt_value *out, const char *where, char *err, size_t n) {
   if (j->type == RDT_JSON_STRING) {
     if (!rdt_value_set_text(out, j->string, j->string_len)) return fail(err, n, "out of memory");
     return 1;
@@ -40,11 +40,11 @@ static int parse_value(const rdt_json *j, rdt_value *out, const char *what, char
     if (!rdt_value_set_int(out, j->integer)) return fail(err, n, "out of memory");
     return 1;
   }
-  return fail(err, n, "every %s must be a string or an integer", what);
+  return fail(err, n, "every entry of %s must be a string or an integer", where);
 }
 
 static int parse_value_list(const rdt_json *arr, rdt_value **out, uint32_t *count, uint32_t max,
-                            const char *what, const char *where, char *err, size_t n) {
+                            const char *where, char *err, size_t n) {
   if (!arr || arr->type != RDT_JSON_ARRAY || arr->n == 0)
     return fail(err, n, "%s must be a non-empty array", where);
   if (arr->n > max) return fail(err, n, "%s has %zu entries; at most %u are allowed", where, arr->n, max);
@@ -52,7 +52,7 @@ static int parse_value_list(const rdt_json *arr, rdt_value **out, uint32_t *coun
   if (!*out) return fail(err, n, "out of memory");
   *count = (uint32_t)arr->n;
   for (size_t i = 0; i < arr->n; i++) {
-    if (!parse_value(arr->items[i], &(*out)[i], what, err, n)) {
+    if (!parse_value(arr->items[i], &(*out)[i], where, err, n)) {
       *count = (uint32_t)i; /* free only what was filled */
       return 0;
     }
@@ -90,7 +90,7 @@ static int parse_feature(const rdt_json *j, size_t i, rdt_feature *ft, char *err
     if (mn || mx) return fail(err, n, "categorical feature \"%.100s\" takes \"values\", not \"min\"/\"max\"", ft->name);
     char w[160];
     snprintf(w, sizeof w, "\"values\" of feature \"%.100s\"", ft->name);
-    return parse_value_list(vals, &ft->values, &ft->n_values, RDT_MAX_VALUES, "category value", w, err, n);
+    return parse_value_list(vals, &ft->values, &ft->n_values, RDT_MAX_VALUES, w, err, n);
   }
   return fail(err, n, "feature \"%.100s\" has unknown type \"%.40s\" (numeric or categorical)", ft->name,
               type->string);
@@ -158,7 +158,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
 
   j = rdt_json_get(root, "classes");
   if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
-  if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "class", "\"classes\"", err, n))
+  if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n))
     return 0;
 
   j = rdt_json_get(root, "features");
@@ -180,9 +180,9 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   int rc = rdt_schema_build_indexes(s, &what, &dup);
   if (rc == 0) return fail(err, n, "out of memory");
   if (rc < 0) {
-    if (what < 0) return fail(err, n, "duplicate class \"%.100s\"", s->classes[dup].text);
-    return fail(err, n, "duplicate value \"%.100s\" in feature \"%.100s\"", s->features[what].values[dup].text,
-                s->features[what].name);
+    if (what < 0) return fail(err, n, "\"classes\" lists \"%.100s\" twice (labels match by text)", s->classes[dup].text);
+    return fail(err, n, "\"values\" of feature \"%.100s\" lists \"%.100s\" twice", s->features[what].name,
+                s->features[what].values[dup].text);
   }
   if (rdt_forest_counters(c, s->n_classes) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u classes exceeds %llu counters", c->trees,
