@@ -17,7 +17,7 @@ uint64_t rdt_forest_counters(const rdt_config *c, uint32_t n_classes) {
 double rdt_numeric_clean(const rdt_feature *ft, double x, int missing) {
   /* Data-independent rules: missing (NULL, NaN, non-numeric) -> midpoint of
   ** the public bounds; everything else clamped into [min, max]. */
-  if (missing || x != x) return ft->min + (ft->max - ft->min) / 2;
+  if (missing || x != x) return ft->min / 2 + ft->max / 2; /* no overflow */
   if (x < ft->min) return ft->min;
   if (x > ft->max) return ft->max;
   return x;
@@ -81,7 +81,9 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   node->feature = j;
   if (ft->type == RDT_FEATURE_NUMERIC) {
     double lo = b->lo[j], hi = b->hi[j];
-    double t = lo + (hi - lo) * rdt_rng_unit(b->rng);
+    double u = rdt_rng_unit(b->rng), w = hi - lo;
+    /* hi - lo overflows when the bounds span most of the double range. */
+    double t = isfinite(w) ? lo + w * u : lo * (1 - u) + hi * u;
     if (t >= hi) t = lo; /* rounding guard: keep t in [lo, hi) */
     node->kind = RDT_SPLIT_NUMERIC;
     node->value = t;
