@@ -63,7 +63,9 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   if (level == f->config.depth) return;
   rdt_node *node = &f->nodes[(size_t)tree * f->n_internal + idx];
   uint32_t nc = 0, n_excl;
+  int global = f->config.splits == RDT_SPLITS_GLOBAL;
   for (uint32_t j = 0; j < f->schema.n_features; j++) {
+    if (global) { b->cand[nc++] = j; continue; }
     const rdt_feature *ft = &f->schema.features[j];
     if (ft->type == RDT_FEATURE_NUMERIC ? b->lo[j] < b->hi[j] : reachable_codes(b, j, &n_excl) >= 2)
       b->cand[nc++] = j;
@@ -79,7 +81,19 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   uint32_t j = b->cand[rdt_rng_below(b->rng, nc)];
   const rdt_feature *ft = &f->schema.features[j];
   node->feature = j;
-  if (ft->type == RDT_FEATURE_NUMERIC) {
+  if (global) {
+    /* Drawn from the public domain alone; the path is not consulted. */
+    node->kind = ft->type == RDT_FEATURE_NUMERIC ? RDT_SPLIT_NUMERIC : RDT_SPLIT_CATEGORY_EQ;
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      double u = rdt_rng_unit(b->rng), w = ft->max - ft->min;
+      double t = isfinite(w) ? ft->min + w * u : ft->min * (1 - u) + ft->max * u;
+      node->value = t >= ft->max ? ft->min : t;
+    } else {
+      node->value = (double)rdt_rng_below(b->rng, (uint64_t)ft->n_values + 1);
+    }
+    build_node(b, tree, 2 * idx + 1, level + 1);
+    build_node(b, tree, 2 * idx + 2, level + 1);
+  } else if (ft->type == RDT_FEATURE_NUMERIC) {
     double lo = b->lo[j], hi = b->hi[j];
     double u = rdt_rng_unit(b->rng), w = hi - lo;
     /* hi - lo overflows when the bounds span most of the double range. */

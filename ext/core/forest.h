@@ -31,6 +31,13 @@
 #define RDT_DEFAULT_DEPTH 6
 
 typedef enum { RDT_ALGO_RDT = 1 } rdt_algorithm;
+/* Where a node draws its split from (both data-independent):
+** REACHABLE: among attributes still splittable on the node's path, numeric
+**   thresholds in the interval its ancestors leave, categories still reachable;
+** GLOBAL: the paper's rule: any attribute, thresholds on the whole public
+**   [min, max], any category; splits that cannot separate the rows reaching
+**   the node are kept, which makes effective trees shallower. */
+typedef enum { RDT_SPLITS_REACHABLE = 1, RDT_SPLITS_GLOBAL = 2 } rdt_split_domain;
 typedef enum { RDT_VOTE_MAJORITY = 1, RDT_VOTE_THRESHOLD = 2, RDT_VOTE_PROBABILISTIC = 3 } rdt_vote;
 
 /* Node kinds of a complete binary tree. */
@@ -62,6 +69,7 @@ typedef struct rdt_config {
   rdt_eps eps;
   uint32_t trees, depth;
   rdt_vote vote;
+  rdt_split_domain splits;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;

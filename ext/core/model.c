@@ -119,6 +119,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, c->trees);
   put_u32(w, c->depth);
   put_u32(w, c->vote);
+  put_u32(w, c->splits);
   section_end(w, at);
 
   section_begin(w, TAG_NODES, &at);
@@ -337,9 +338,10 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->trees = get_u32(&s);
       c->depth = get_u32(&s);
       c->vote = (rdt_vote)get_u32(&s);
+      c->splits = (rdt_split_domain)get_u32(&s);
       if (c->algorithm != RDT_ALGO_RDT || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
           c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
-          c->vote > RDT_VOTE_PROBABILISTIC) { why = "malformed forest parameters"; s.bad = 1; }
+          c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL) { why = "malformed forest parameters"; s.bad = 1; }
     } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema) {
       seen_nodes = 1;
       f->n_leaves = (uint32_t)1 << c->depth;

@@ -107,7 +107,7 @@ static int parse_uint(const rdt_json *j, const char *key, uint32_t lo, uint32_t 
 
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
-                                     "seed", "algorithm", NULL};
+                                     "seed", "algorithm", "splits", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
@@ -139,6 +139,14 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     else if (j->type == RDT_JSON_STRING && strcmp(j->string, "threshold") == 0) c->vote = RDT_VOTE_THRESHOLD;
     else if (j->type == RDT_JSON_STRING && strcmp(j->string, "probabilistic") == 0) c->vote = RDT_VOTE_PROBABILISTIC;
     else return fail(err, n, "\"vote\" must be \"majority\", \"threshold\" or \"probabilistic\"");
+  }
+
+  j = rdt_json_get(root, "splits");
+  c->splits = RDT_SPLITS_REACHABLE;
+  if (j) {
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, "reachable") == 0) c->splits = RDT_SPLITS_REACHABLE;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "global") == 0) c->splits = RDT_SPLITS_GLOBAL;
+    else return fail(err, n, "\"splits\" must be \"reachable\" or \"global\"");
   }
 
   j = rdt_json_get(root, "seed");
