@@ -41,5 +41,17 @@ out=$(LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash tests/sql_runner.sh 2>&1)
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 tally "$out"
 
+echo "# the curator's walk-through (examples/walkthrough.sql) runs to the end"
+ext=${RDT_EXT:-dist/rdt}
+if out=$(sed "s#^\.load ./dist/rdt#.load $ext#" examples/walkthrough.sql | LD_PRELOAD="${RDT_SQL_PRELOAD:-}" sqlite3 2>&1) &&
+   grep -q "banknote-eps1" <<<"$out" && grep -q "NOT PRIVATE" <<<"$out"; then
+  echo "ok - examples/walkthrough.sql"
+  passed=$((passed + 1))
+else
+  printf '%s\n' "$out" | tail -5
+  echo "not ok - examples/walkthrough.sql"
+  failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,99 @@
+-- A curator's walk-through of rdt: train a differentially private forest on the banknote
+-- data, keep it in a table, inspect it, use it, and compare it with a non-private model.
+-- Run from the repository root after `make`:   sqlite3 < examples/walkthrough.sql
+
+.bail on
+.headers on
+.mode box
+
+-- 1. Load the extension (the shell adds the .so suffix).
+.load ./dist/rdt
+SELECT rdt_version() AS rdt_version;
+
+-- 2. The data: 1372 banknotes, four numeric measurements and a 0/1 class.
+--    Declaring the columns first makes .import store numbers as REAL and INTEGER, not text.
+CREATE TABLE notes(variance REAL, skewness REAL, curtosis REAL, entropy REAL, label INTEGER);
+.import --csv --skip 1 tests/data/banknote.csv notes
+SELECT count(*) AS notes, sum(label = 0) AS class_0, sum(label = 1) AS class_1 FROM notes;
+
+-- 3. A deterministic split: every tenth row is held out for testing, the rest is for training.
+--    (A view has no rowid of its own, so the row number is passed on as `note`.)
+CREATE VIEW train AS SELECT rowid AS note, * FROM notes WHERE rowid % 10 <> 0;
+CREATE VIEW test  AS SELECT rowid AS note, * FROM notes WHERE rowid % 10 =  0;
+
+-- 4. Train a private model and keep it. The options are the whole public description:
+--    - epsilon 1: the privacy budget that this one training spends on the training rows;
+--    - trees and depth: the size of the forest (10 trees, 2^8 = 256 leaves each);
+--    - vote "threshold": predictions average the trees' class frequencies;
+--    - classes and features: the public domain. The min/max bounds must be chosen without
+--      looking at the private rows (here: rounded generously from the data set's description).
+--      Values outside them are clamped, missing values go to the midpoint.
+--    No "seed": a seeded model is reproducible, which makes it unfit for release.
+CREATE TABLE models(name TEXT PRIMARY KEY, model BLOB NOT NULL,
+                    created TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+
+INSERT INTO models(name, model)
+SELECT 'banknote-eps1',
+       rdt_train('{"epsilon": 1, "trees": 10, "depth": 8, "vote": "threshold",
+                   "classes": [0, 1],
+                   "features": [
+                     {"name": "variance", "type": "numeric", "min": -8,  "max": 8},
+                     {"name": "skewness", "type": "numeric", "min": -14, "max": 14},
+                     {"name": "curtosis", "type": "numeric", "min": -6,  "max": 18},
+                     {"name": "entropy",  "type": "numeric", "min": -9,  "max": 3}]}',
+                 label, variance, skewness, curtosis, entropy)
+FROM train;
+
+-- 5. What was released: rdt_info describes the model, including the epsilon actually spent
+--    and whether it is fit for release ("release": "ok").
+SELECT key, value
+FROM models, json_each(rdt_info(model))
+WHERE name = 'banknote-eps1';
+
+-- 6. Use it: predicted class and class probabilities for a few held-out notes. The model is
+--    read from the models table; rdt parses it once per statement, not once per row.
+SELECT t.note, t.label,
+       rdt_predict(m.model, t.variance, t.skewness, t.curtosis, t.entropy) AS predicted,
+       rdt_predict_proba(m.model, t.variance, t.skewness, t.curtosis, t.entropy) AS probabilities
+FROM test t, models m
+WHERE m.name = 'banknote-eps1'
+ORDER BY t.note
+LIMIT 5;
+
+-- 7. How good is it? Accuracy on the held-out rows, in plain SQL.
+SELECT m.name AS model, count(*) AS test_rows,
+       round(avg(rdt_predict(m.model, t.variance, t.skewness, t.curtosis, t.entropy) = t.label),
+             3) AS accuracy
+FROM test t, models m
+WHERE m.name = 'banknote-eps1';
+
+-- 8. For comparison only: "epsilon": null trains a NON-PRIVATE model on the exact counts.
+--    It shows what the privacy noise costs, but it protects nobody: never release it.
+INSERT INTO models(name, model)
+SELECT 'banknote-exact',
+       rdt_train('{"epsilon": null, "trees": 10, "depth": 8, "vote": "threshold",
+                   "classes": [0, 1],
+                   "features": [
+                     {"name": "variance", "type": "numeric", "min": -8,  "max": 8},
+                     {"name": "skewness", "type": "numeric", "min": -14, "max": 14},
+                     {"name": "curtosis", "type": "numeric", "min": -6,  "max": 18},
+                     {"name": "entropy",  "type": "numeric", "min": -9,  "max": 3}]}',
+                 label, variance, skewness, curtosis, entropy)
+FROM train;
+
+--    rdt_info says so loudly:
+SELECT name,
+       json_extract(rdt_info(model), '$.private') AS private,
+       json_extract(rdt_info(model), '$.epsilon') AS epsilon,
+       json_extract(rdt_info(model), '$.release') AS release
+FROM models
+ORDER BY name;
+
+-- 9. Both models side by side on the same held-out rows.
+SELECT m.name AS model, count(*) AS test_rows,
+       round(avg(rdt_predict(m.model, t.variance, t.skewness, t.curtosis, t.entropy) = t.label),
+             3) AS accuracy,
+       length(m.model) AS model_bytes
+FROM test t, models m
+GROUP BY m.name
+ORDER BY m.name;

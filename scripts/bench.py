@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Benchmark rdt_train and rdt_predict against a plain table scan.
+
+Builds a temporary database with N rows of 10 REAL features uniform in [0,1) and a 0/1 label
+(x1 + x2 > 1, flipped for about one row in ten), then times, interleaved, 3 times each
+(the median is reported):
+  scan   SELECT count(*), sum(x1), ..., sum(x10) FROM t
+  train  rdt_train, epsilon 1, 32 trees, depth 10, vote threshold   (target: train/scan <= 2)
+and then prediction over every row, the model given as a bound parameter, as a scalar
+subquery on a models table, and through a join with it (target: >= 1,000,000 predictions/s).
+
+Usage: /usr/bin/python3 scripts/bench.py [--rows N]
+"""
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTENSION = ROOT / "dist" / "rdt"
+FEATURES = [f"x{i}" for i in range(1, 11)]
+COLUMNS = ", ".join(FEATURES)
+REPEATS = 3
+
+
+def timed(db, sql, params=()):
+    start = time.perf_counter()
+    result = db.execute(sql, params).fetchone()
+    return time.perf_counter() - start, result
+
+
+def fill(db, rows):
+    # random() & (2^53 - 1) / 2^53 is uniform in [0, 1) with every bit a double can hold.
+    uniform = "(random() & 9007199254740991) / 9007199254740992.0"
+    db.execute(f"CREATE TABLE t({', '.join(f + ' REAL' for f in FEATURES)}, label INTEGER)")
+    db.execute(f"""
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO t({COLUMNS}) SELECT {', '.join([uniform] * 10)} FROM n""", (rows,))
+    # A separate pass, so that x1 and x2 are the stored values and not fresh random() calls.
+    db.execute("UPDATE t SET label = ((x1 + x2 > 1) <> (random() % 10 = 0))")
+    db.commit()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows in the table")
+    rows = parser.parse_args().rows
+    with tempfile.TemporaryDirectory(prefix="rdt-bench-") as workdir:
+        bench(rows, os.path.join(workdir, "bench.db"))
+
+
+def bench(rows, path):
+    db = sqlite3.connect(path)
+    db.enable_load_extension(True)
+    db.load_extension(str(EXTENSION))
+    (version,) = db.execute("SELECT rdt_version()").fetchone()
+    print(f"rdt {version}, SQLite {sqlite3.sqlite_version}, {rows:,} rows in {path}")
+
+    start = time.perf_counter()
+    fill(db, rows)
+    print(f"generated in {time.perf_counter() - start:.2f} s "
+          f"({os.path.getsize(path) / 2**20:.0f} MiB)")
+
+    options = json.dumps({
+        "epsilon": 1, "trees": 32, "depth": 10, "vote": "threshold", "classes": [0, 1],
+        "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
+    scan_sql = f"SELECT count(*), {', '.join(f'sum({f})' for f in FEATURES)} FROM t"
+    train_sql = f"SELECT rdt_train(?, label, {COLUMNS}) FROM t"
+    scans, trains = [], []
+    for _ in range(REPEATS):
+        seconds, _ = timed(db, scan_sql)
+        scans.append(seconds)
+        seconds, (model,) = timed(db, train_sql, (options,))
+        trains.append(seconds)
+    scan, train = statistics.median(scans), statistics.median(trains)
+    print(f"scan  {scan:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in scans)})")
+    print(f"train {train:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in trains)})")
+    print(f"train/scan = {train / scan:.2f}  (target <= 2.0)")
+
+    db.execute("CREATE TABLE models(name TEXT PRIMARY KEY, model BLOB NOT NULL)")
+    db.execute("INSERT INTO models VALUES ('bench', ?)", (model,))
+    db.commit()
+    (size,) = db.execute("SELECT length(model) FROM models").fetchone()
+    print(f"model size {size:,} bytes")
+
+    ways = {
+        "bound parameter": (f"SELECT count(rdt_predict(?, {COLUMNS})) FROM t", (model,)),
+        "scalar subquery": (f"SELECT count(rdt_predict((SELECT model FROM models "
+                            f"WHERE name = 'bench'), {COLUMNS})) FROM t", ()),
+        "join": (f"SELECT count(rdt_predict(m.model, {COLUMNS})) FROM t, models m "
+                 f"WHERE m.name = 'bench'", ()),
+    }
+    results = []
+    for way, (sql, params) in ways.items():
+        runs = []
+        for _ in range(REPEATS):
+            seconds, (count,) = timed(db, sql, params)
+            assert count == rows, f"{way}: {count} predictions for {rows} rows"
+            runs.append(seconds)
+        seconds = statistics.median(runs)
+        results.append((way, seconds, rows / seconds))
+        print(f"predict ({way}) {seconds:.3f} s = {rows / seconds:,.0f} predictions/s, "
+              f"{seconds / scan:.2f} x scan  (target >= 1,000,000/s)")
+
+    db.close()
+
+    print(f"\n| measure ({rows:,} rows, median of {REPEATS}) | seconds | ratio to scan | target |")
+    print("|---|---|---|---|")
+    print(f"| scan: count + 10 sums | {scan:.3f} | 1.00 | |")
+    print(f"| rdt_train ε=1, 32 trees, depth 10 | {train:.3f} | {train / scan:.2f} | ≤ 2.0 |")
+    for way, seconds, rate in results:
+        print(f"| rdt_predict, {way}: {rate:,.0f}/s | {seconds:.3f} | {seconds / scan:.2f} "
+              f"| ≥ 1,000,000/s |")
+    print(f"| model size | {size:,} bytes | | |")
+
+
+if __name__ == "__main__":
+    main()
