@@ -118,9 +118,10 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   sqlite3_str_appendf(o,
                       "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,\"vote\":\"%s\",\"splits\":\"%s\","
-                      "\"classes\":[",
+                      "\"categorical\":\"%s\",\"classes\":[",
                       c->trees, c->depth, f->n_leaves, vote_name(c->vote),
-                      c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable");
+                      c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
+                      c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
   for (uint32_t k = 0; k < f->schema.n_classes; k++) {
     if (k) sqlite3_str_appendchar(o, 1, ',');
     append_value(o, &f->schema.classes[k]);

@@ -25,10 +25,38 @@ double rdt_numeric_clean(const rdt_feature *ft, double x, int missing) {
 
 /* ---- structure -------------------------------------------------------- */
 
+uint32_t rdt_subset_member(uint64_t mask, uint32_t code) {
+  if (code < 64) return (uint32_t)(mask >> code) & 1;
+  /* Larger domains: one bit of a keyed mix (splitmix64 finaliser) per code. */
+  uint64_t z = mask ^ ((uint64_t)code * 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return (uint32_t)((z ^ (z >> 31)) & 1);
+}
+
+double rdt_mask_to_value(uint64_t mask) {
+  double d;
+  memcpy(&d, &mask, sizeof d);
+  return d;
+}
+
+uint64_t rdt_value_to_mask(double value) {
+  uint64_t m;
+  memcpy(&m, &value, sizeof m);
+  return m;
+}
+
+/* Does categorical code c go left at a node of this kind and value? */
+static uint32_t category_left(uint32_t kind, double value, uint32_t code) {
+  if (kind == RDT_SPLIT_CATEGORY_EQ) return code == (uint32_t)value;
+  return rdt_subset_member(rdt_value_to_mask(value), code);
+}
+
 typedef struct {
   uint32_t feature;
-  uint32_t code;
-  int fixed;          /* 1: path went left on code (feature fixed), 0: excluded code */
+  uint32_t kind;      /* RDT_SPLIT_CATEGORY_EQ or RDT_SPLIT_CATEGORY_SUBSET */
+  double value;
+  uint32_t left;      /* 1: the path went left at this node */
 } path_step;
 
 typedef struct {
@@ -38,36 +66,48 @@ typedef struct {
   path_step *path;    /* categorical decisions on the current path */
   uint32_t path_len;
   uint32_t *cand;     /* scratch: splittable features */
-  uint32_t *excl;     /* scratch: excluded codes of one feature */
+  uint32_t *codes;    /* scratch: reachable codes of one feature */
 } builder;
 
-/* Number of reachable codes of categorical feature j on the current path, or
-** 0 if a left branch fixed it. Fills b->excl with its excluded codes sorted. */
-static uint32_t reachable_codes(builder *b, uint32_t j, uint32_t *n_excl) {
+/* Codes of categorical feature j (its values and `other`) that rows can
+** still have at this node; fills b->codes and returns how many. */
+static uint32_t reachable_codes(builder *b, uint32_t j) {
   const rdt_feature *ft = &b->f->schema.features[j];
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < b->path_len; i++) {
-    if (b->path[i].feature != j) continue;
-    if (b->path[i].fixed) return 0;
-    /* insertion sort: at most depth entries */
-    uint32_t c = b->path[i].code, k = n++;
-    while (k > 0 && b->excl[k - 1] > c) { b->excl[k] = b->excl[k - 1]; k--; }
-    b->excl[k] = c;
+  uint32_t n = 0, constrained = 0;
+  for (uint32_t i = 0; i < b->path_len; i++) constrained |= b->path[i].feature == j;
+  for (uint32_t c = 0; c <= ft->n_values; c++) {
+    uint32_t ok = 1;
+    for (uint32_t i = 0; constrained && ok && i < b->path_len; i++) {
+      const path_step *st = &b->path[i];
+      if (st->feature == j) ok = category_left(st->kind, st->value, c) == st->left;
+    }
+    if (ok) b->codes[n++] = c;
   }
-  *n_excl = n;
-  return ft->n_values + 1 - n;
+  return n;
+}
+
+/* A random subset split that separates the reachable codes (r >= 2). */
+static uint64_t draw_separating_mask(builder *b, uint32_t r) {
+  for (int tries = 0; tries < 64; tries++) {
+    uint64_t mask = rdt_rng_u64(b->rng);
+    uint32_t left = 0;
+    for (uint32_t i = 0; i < r; i++) left += rdt_subset_member(mask, b->codes[i]);
+    if (left > 0 && left < r) return mask;
+  }
+  /* 64 failures have probability < 2^-64: fall back to "first code left". */
+  return b->codes[0] < 64 ? (uint64_t)1 << b->codes[0] : 0;
 }
 
 static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) {
   rdt_forest *f = b->f;
   if (level == f->config.depth) return;
   rdt_node *node = &f->nodes[(size_t)tree * f->n_internal + idx];
-  uint32_t nc = 0, n_excl;
+  uint32_t nc = 0;
   int global = f->config.splits == RDT_SPLITS_GLOBAL;
+  int subset = f->config.categorical == RDT_CATEGORICAL_SUBSET;
   for (uint32_t j = 0; j < f->schema.n_features; j++) {
-    if (global) { b->cand[nc++] = j; continue; }
     const rdt_feature *ft = &f->schema.features[j];
-    if (ft->type == RDT_FEATURE_NUMERIC ? b->lo[j] < b->hi[j] : reachable_codes(b, j, &n_excl) >= 2)
+    if (global || (ft->type == RDT_FEATURE_NUMERIC ? b->lo[j] < b->hi[j] : reachable_codes(b, j) >= 2))
       b->cand[nc++] = j;
   }
   if (nc == 0) {
@@ -81,58 +121,60 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   uint32_t j = b->cand[rdt_rng_below(b->rng, nc)];
   const rdt_feature *ft = &f->schema.features[j];
   node->feature = j;
-  if (global) {
-    /* Drawn from the public domain alone; the path is not consulted. */
-    node->kind = ft->type == RDT_FEATURE_NUMERIC ? RDT_SPLIT_NUMERIC : RDT_SPLIT_CATEGORY_EQ;
-    if (ft->type == RDT_FEATURE_NUMERIC) {
-      double u = rdt_rng_unit(b->rng), w = ft->max - ft->min;
-      double t = isfinite(w) ? ft->min + w * u : ft->min * (1 - u) + ft->max * u;
-      node->value = t >= ft->max ? ft->min : t;
-    } else {
-      node->value = (double)rdt_rng_below(b->rng, (uint64_t)ft->n_values + 1);
-    }
-    build_node(b, tree, 2 * idx + 1, level + 1);
-    build_node(b, tree, 2 * idx + 2, level + 1);
-  } else if (ft->type == RDT_FEATURE_NUMERIC) {
-    double lo = b->lo[j], hi = b->hi[j];
+  if (ft->type == RDT_FEATURE_NUMERIC) {
+    /* global: the whole public range; reachable: what the ancestors leave. */
+    double lo = global ? ft->min : b->lo[j], hi = global ? ft->max : b->hi[j];
     double u = rdt_rng_unit(b->rng), w = hi - lo;
     /* hi - lo overflows when the bounds span most of the double range. */
     double t = isfinite(w) ? lo + w * u : lo * (1 - u) + hi * u;
     if (t >= hi) t = lo; /* rounding guard: keep t in [lo, hi) */
     node->kind = RDT_SPLIT_NUMERIC;
     node->value = t;
-    b->hi[j] = t;
+    double save_lo = b->lo[j], save_hi = b->hi[j];
+    if (!global) b->hi[j] = t;
     build_node(b, tree, 2 * idx + 1, level + 1);
-    b->hi[j] = hi;
-    b->lo[j] = t;
+    b->hi[j] = save_hi;
+    if (!global) b->lo[j] = t;
     build_node(b, tree, 2 * idx + 2, level + 1);
-    b->lo[j] = lo;
-  } else {
-    uint32_t reach = reachable_codes(b, j, &n_excl);
-    uint32_t code = (uint32_t)rdt_rng_below(b->rng, reach);
-    for (uint32_t i = 0; i < n_excl; i++) if (b->excl[i] <= code) code++;
-    node->kind = RDT_SPLIT_CATEGORY_EQ;
-    node->value = (double)code;
-    path_step *s = &b->path[b->path_len++];
-    s->feature = j;
-    s->code = code;
-    s->fixed = 1;
-    build_node(b, tree, 2 * idx + 1, level + 1);
-    s->fixed = 0;
-    build_node(b, tree, 2 * idx + 2, level + 1);
-    b->path_len--;
+    b->lo[j] = save_lo;
+    return;
   }
+  if (global) {
+    /* Drawn from the public domain alone; the path is not consulted. */
+    node->kind = subset ? RDT_SPLIT_CATEGORY_SUBSET : RDT_SPLIT_CATEGORY_EQ;
+    node->value = subset ? rdt_mask_to_value(rdt_rng_u64(b->rng))
+                         : (double)rdt_rng_below(b->rng, (uint64_t)ft->n_values + 1);
+    build_node(b, tree, 2 * idx + 1, level + 1);
+    build_node(b, tree, 2 * idx + 2, level + 1);
+    return;
+  }
+  uint32_t r = reachable_codes(b, j);
+  node->kind = subset ? RDT_SPLIT_CATEGORY_SUBSET : RDT_SPLIT_CATEGORY_EQ;
+  node->value = subset ? rdt_mask_to_value(draw_separating_mask(b, r))
+                       : (double)b->codes[rdt_rng_below(b->rng, r)];
+  path_step *st = &b->path[b->path_len++];
+  st->feature = j;
+  st->kind = node->kind;
+  st->value = node->value;
+  st->left = 1;
+  build_node(b, tree, 2 * idx + 1, level + 1);
+  st->left = 0;
+  build_node(b, tree, 2 * idx + 2, level + 1);
+  b->path_len--;
 }
 
 static int build_structure(rdt_forest *f, rdt_rng *rng) {
-  uint32_t nf = f->schema.n_features;
+  uint32_t nf = f->schema.n_features, max_codes = 1;
+  for (uint32_t j = 0; j < nf; j++)
+    if (f->schema.features[j].type == RDT_FEATURE_CATEGORICAL && f->schema.features[j].n_values + 1 > max_codes)
+      max_codes = f->schema.features[j].n_values + 1;
   builder b = {f, rng, NULL, NULL, NULL, 0, NULL, NULL};
   b.lo = malloc(nf * sizeof *b.lo);
   b.hi = malloc(nf * sizeof *b.hi);
   b.cand = malloc(nf * sizeof *b.cand);
   b.path = malloc((f->config.depth + 1) * sizeof *b.path);
-  b.excl = malloc((f->config.depth + 1) * sizeof *b.excl);
-  int ok = b.lo && b.hi && b.cand && b.path && b.excl;
+  b.codes = malloc(max_codes * sizeof *b.codes);
+  int ok = b.lo && b.hi && b.cand && b.path && b.codes;
   if (ok) {
     for (uint32_t t = 0; t < f->config.trees; t++) {
       for (uint32_t j = 0; j < nf; j++) {
@@ -147,7 +189,7 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
   free(b.hi);
   free(b.cand);
   free(b.path);
-  free(b.excl);
+  free(b.codes);
   return ok;
 }
 
@@ -207,7 +249,7 @@ int rdt_forest_index(rdt_forest *f) {
   free(f->splits);
   f->splits = malloc((n + 1) * sizeof *f->splits);
   if (!f->splits) return 0;
-  f->numeric_only = 1;
+  f->walk_mode = RDT_WALK_NUMERIC;
   for (size_t i = 0; i < n; i++) {
     const rdt_node *nd = &f->nodes[i];
     rdt_split *sp = &f->splits[i];
@@ -215,8 +257,12 @@ int rdt_forest_index(rdt_forest *f) {
     if (nd->kind == RDT_SPLIT_NUMERIC) {
       sp->lo = -INFINITY;
       sp->hi = nd->value;
+    } else if (nd->kind == RDT_SPLIT_CATEGORY_SUBSET) {
+      f->walk_mode = RDT_WALK_GENERIC;
+      sp->lo = NAN; /* never used: generic walks read f->nodes */
+      sp->hi = NAN;
     } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
-      f->numeric_only = 0;
+      if (f->walk_mode == RDT_WALK_NUMERIC) f->walk_mode = RDT_WALK_INTERVAL;
       sp->lo = (float)(nd->value - 0.5);
       sp->hi = nd->value + 0.5;
     } else {
@@ -228,25 +274,48 @@ int rdt_forest_index(rdt_forest *f) {
   return 1;
 }
 
-/* One step down, branch-free, so random data costs no mispredictions. */
-static inline uint32_t next_index(const rdt_split *sp, const double *xs, uint32_t idx) {
-  const rdt_split *s = sp + idx;
-  double x = xs[s->feature];
-  uint32_t left = (x >= (double)s->lo) & (x < s->hi);
+/* One step down from node base + idx for the row xs. The numeric and
+** interval tests are branch-free, so random data costs no mispredictions;
+** the generic test reads the node's kind. The mode is fixed per forest, so
+** the switch below is resolved outside the hot loops. */
+static inline uint32_t next_index(const rdt_forest *f, int mode, size_t base, const double *xs, uint32_t idx) {
+  uint32_t left;
+  if (mode == RDT_WALK_NUMERIC) {
+    const rdt_split *s = f->splits + base + idx;
+    left = xs[s->feature] < s->hi;
+  } else if (mode == RDT_WALK_INTERVAL) {
+    const rdt_split *s = f->splits + base + idx;
+    double x = xs[s->feature];
+    left = (x >= (double)s->lo) & (x < s->hi);
+  } else {
+    const rdt_node *n = f->nodes + base + idx;
+    double x = xs[n->feature];
+    switch (n->kind) {
+      case RDT_SPLIT_NUMERIC: left = x < n->value; break;
+      case RDT_SPLIT_CATEGORY_EQ: left = x == n->value; break;
+      case RDT_SPLIT_CATEGORY_SUBSET: left = rdt_subset_member(rdt_value_to_mask(n->value), (uint32_t)x); break;
+      default: left = 1; break;
+    }
+  }
   return 2 * idx + 2 - left;
 }
 
-/* Trees are walked in groups, level by level: the loads of different trees
-** are independent, so their cache misses overlap instead of queueing. */
+/* Trees (or rows) are walked in groups, level by level: the loads of
+** different walks are independent, so their cache misses overlap. */
 #define WALK_GROUP 16
 
 /* Leaves reached by xs in trees [t0, t0 + n), n <= WALK_GROUP. */
-static inline void walk_group(const rdt_forest *f, uint32_t t0, uint32_t n, const double *xs, uint32_t *leaf) {
+#define WALK_TREES(MODE)                                                              \
+  for (uint32_t d = 0; d < f->config.depth; d++)                                      \
+    for (uint32_t j = 0; j < n; j++) idx[j] = next_index(f, MODE, (t0 + j) * stride, xs, idx[j]);
+
+static void walk_group(const rdt_forest *f, uint32_t t0, uint32_t n, const double *xs, uint32_t *leaf) {
   size_t stride = f->n_internal;
-  const rdt_split *sp = f->splits + (size_t)t0 * stride;
   uint32_t idx[WALK_GROUP] = {0};
-  for (uint32_t d = 0; d < f->config.depth; d++) {
-    for (uint32_t j = 0; j < n; j++) idx[j] = next_index(sp + j * stride, xs, idx[j]);
+  switch (f->walk_mode) {
+    case RDT_WALK_NUMERIC: WALK_TREES(RDT_WALK_NUMERIC) break;
+    case RDT_WALK_INTERVAL: WALK_TREES(RDT_WALK_INTERVAL) break;
+    default: WALK_TREES(RDT_WALK_GENERIC) break;
   }
   for (uint32_t j = 0; j < n; j++) leaf[j] = idx[j] - f->n_internal;
 }
@@ -261,31 +330,28 @@ void rdt_forest_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   rdt_forest_train_batch(f, xs, &cls, 1);
 }
 
-/* Walk rows[0..n) down the tree at sp; NUMERIC_ONLY drops the lower bound
-** test (every lo is -inf then), which is most of the work on numeric data. */
-#define WALK_ROWS(NUMERIC_ONLY)                                                 \
-  for (uint32_t d = 0; d < depth; d++) {                                         \
-    for (uint32_t j = 0; j < n; j++) {                                           \
-      const rdt_split *s = sp + idx[j];                                          \
-      double x = rows[j][s->feature];                                            \
-      uint32_t left = NUMERIC_ONLY ? (x < s->hi) : (x >= (double)s->lo) & (x < s->hi); \
-      idx[j] = 2 * idx[j] + 2 - left;                                            \
-    }                                                                            \
-  }
+/* Rows rows[0..n) down the tree starting at node `base`. */
+#define WALK_ROWS(MODE)                                                              \
+  for (uint32_t d = 0; d < depth; d++)                                               \
+    for (uint32_t j = 0; j < n; j++) idx[j] = next_index(f, MODE, base, rows[j], idx[j]);
 
 void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
   /* Tree-major: one tree's nodes stay in L1 while every row of the batch
   ** walks it, WALK_GROUP rows at a time so their loads overlap. */
   uint32_t C = f->schema.n_classes, nf = f->schema.n_features, depth = f->config.depth;
   for (uint32_t t = 0; t < f->config.trees; t++) {
-    const rdt_split *sp = f->splits + (size_t)t * f->n_internal;
+    size_t base = (size_t)t * f->n_internal;
     int64_t *counts = f->counts + (size_t)t * f->n_leaves * C;
     for (uint32_t r0 = 0; r0 < n_rows; r0 += WALK_GROUP) {
       uint32_t n = n_rows - r0 < WALK_GROUP ? n_rows - r0 : WALK_GROUP;
       uint32_t idx[WALK_GROUP] = {0};
       const double *rows[WALK_GROUP];
       for (uint32_t j = 0; j < n; j++) rows[j] = xs + (size_t)(r0 + j) * nf;
-      if (f->numeric_only) WALK_ROWS(1) else WALK_ROWS(0)
+      switch (f->walk_mode) {
+        case RDT_WALK_NUMERIC: WALK_ROWS(RDT_WALK_NUMERIC) break;
+        case RDT_WALK_INTERVAL: WALK_ROWS(RDT_WALK_INTERVAL) break;
+        default: WALK_ROWS(RDT_WALK_GENERIC) break;
+      }
       for (uint32_t j = 0; j < n; j++) counts[(size_t)(idx[j] - f->n_internal) * C + cls[r0 + j]]++;
     }
   }

@@ -44,8 +44,23 @@ typedef enum { RDT_VOTE_MAJORITY = 1, RDT_VOTE_THRESHOLD = 2, RDT_VOTE_PROBABILI
 typedef enum {
   RDT_SPLIT_NONE = 0,        /* nothing splittable: every row goes left */
   RDT_SPLIT_NUMERIC = 1,     /* x < value left, x >= value right */
-  RDT_SPLIT_CATEGORY_EQ = 2  /* code == value left, anything else right */
+  RDT_SPLIT_CATEGORY_EQ = 2, /* code == value left, anything else right */
+  RDT_SPLIT_CATEGORY_SUBSET = 3 /* value holds the bits of a 64-bit mask:
+                                 ** code left iff rdt_subset_member(mask, code) */
 } rdt_split_kind;
+
+/* How categorical attributes split (both data-independent):
+** SUBSET: a uniformly random subset of the codes goes left (in reachable
+**   mode redrawn until it separates the codes still reachable);
+** ONE_VS_REST: one code goes left, every other right (the binary split of a
+**   one-hot attribute). */
+typedef enum { RDT_CATEGORICAL_SUBSET = 1, RDT_CATEGORICAL_ONE_VS_REST = 2 } rdt_categorical;
+
+/* Membership of a code in the subset named by a 64-bit mask: bit `code` for
+** codes below 64, one bit of a keyed mix above. */
+uint32_t rdt_subset_member(uint64_t mask, uint32_t code);
+double rdt_mask_to_value(uint64_t mask);
+uint64_t rdt_value_to_mask(double value);
 
 typedef struct rdt_node {
   double value;
@@ -70,6 +85,7 @@ typedef struct rdt_config {
   uint32_t trees, depth;
   rdt_vote vote;
   rdt_split_domain splits;
+  rdt_categorical categorical;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
@@ -82,12 +98,16 @@ typedef struct rdt_forest {
   uint32_t n_leaves;         /* per tree: 2^depth */
   rdt_node *nodes;           /* trees * n_internal */
   rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
-  int numeric_only;          /* no categorical split: one comparison per node */
+  int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   int64_t *counts;           /* trees * n_leaves * n_classes */
   /* Prediction tables derived from counts (rdt_forest_prepare). */
   double *theta;             /* trees * n_leaves * n_classes */
   uint16_t *leaf_vote;       /* argmax class, or RDT_LEAF_EMPTY */
 } rdt_forest;
+
+#define RDT_WALK_NUMERIC 1   /* numeric splits only: x < hi */
+#define RDT_WALK_INTERVAL 2  /* no subset split: lo <= x < hi */
+#define RDT_WALK_GENERIC 3   /* subset splits: test each node by its kind */
 
 #define RDT_LEAF_EMPTY 0xFFFF /* hence at most 65534 classes */
 

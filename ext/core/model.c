@@ -120,6 +120,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, c->depth);
   put_u32(w, c->vote);
   put_u32(w, c->splits);
+  put_u32(w, c->categorical);
   section_end(w, at);
 
   section_begin(w, TAG_NODES, &at);
@@ -339,9 +340,11 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->depth = get_u32(&s);
       c->vote = (rdt_vote)get_u32(&s);
       c->splits = (rdt_split_domain)get_u32(&s);
+      c->categorical = (rdt_categorical)get_u32(&s);
       if (c->algorithm != RDT_ALGO_RDT || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
           c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
-          c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL) { why = "malformed forest parameters"; s.bad = 1; }
+          c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
+          c->categorical < RDT_CATEGORICAL_SUBSET || c->categorical > RDT_CATEGORICAL_ONE_VS_REST) { why = "malformed forest parameters"; s.bad = 1; }
     } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema) {
       seen_nodes = 1;
       f->n_leaves = (uint32_t)1 << c->depth;
@@ -359,6 +362,8 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
         const rdt_feature *ft = &f->schema.features[nd->feature];
         if (nd->kind == RDT_SPLIT_NUMERIC) {
           if (ft->type != RDT_FEATURE_NUMERIC || !isfinite(nd->value)) s.bad = 1;
+        } else if (nd->kind == RDT_SPLIT_CATEGORY_SUBSET) {
+          if (ft->type != RDT_FEATURE_CATEGORICAL) s.bad = 1; /* any 64 mask bits are valid */
         } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
           if (ft->type != RDT_FEATURE_CATEGORICAL || !(nd->value >= 0 && nd->value <= ft->n_values) ||
               nd->value != floor(nd->value)) s.bad = 1;

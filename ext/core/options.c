@@ -107,7 +107,7 @@ static int parse_uint(const rdt_json *j, const char *key, uint32_t lo, uint32_t 
 
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
-                                     "seed", "algorithm", "splits", NULL};
+                                     "seed", "algorithm", "splits", "categorical", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
@@ -147,6 +147,15 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (j->type == RDT_JSON_STRING && strcmp(j->string, "reachable") == 0) c->splits = RDT_SPLITS_REACHABLE;
     else if (j->type == RDT_JSON_STRING && strcmp(j->string, "global") == 0) c->splits = RDT_SPLITS_GLOBAL;
     else return fail(err, n, "\"splits\" must be \"reachable\" or \"global\"");
+  }
+
+  j = rdt_json_get(root, "categorical");
+  c->categorical = RDT_CATEGORICAL_SUBSET;
+  if (j) {
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, "subset") == 0) c->categorical = RDT_CATEGORICAL_SUBSET;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "one_vs_rest") == 0)
+      c->categorical = RDT_CATEGORICAL_ONE_VS_REST;
+    else return fail(err, n, "\"categorical\" must be \"subset\" or \"one_vs_rest\"");
   }
 
   j = rdt_json_get(root, "seed");
