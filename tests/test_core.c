@@ -301,6 +301,35 @@ static void test_forest(void) {
   check(ok && none > 0, "forest: exhausted categorical domains give pass-through nodes");
   if (ok) rdt_forest_free(&h);
 
+  /* Reachable subset splits always separate the codes that reach them: with
+  ** one categorical feature, walking every code visits every split node. */
+  ok = make_forest(&h, "{\"epsilon\":null,\"depth\":5,\"trees\":8,\"seed\":2,\"classes\":[0,1],\"features\":"
+                       "[{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}]}");
+  int separated = ok, subsets = 0;
+  for (uint32_t t = 0; ok && t < h.config.trees; t++) {
+    uint8_t seen[31] = {0};
+    for (uint32_t code = 0; code <= 5; code++) {
+      uint32_t idx = 0;
+      for (uint32_t d = 0; d < h.config.depth; d++) {
+        const rdt_node *nd = &h.nodes[t * h.n_internal + idx];
+        seen[idx] = 1;
+        uint32_t left = nd->kind == RDT_SPLIT_CATEGORY_SUBSET ? rdt_subset_member(rdt_value_to_mask(nd->value), code) : 1;
+        idx = 2 * idx + 2 - left;
+      }
+    }
+    for (uint32_t i = 0; i < h.n_internal; i++) {
+      subsets += h.nodes[t * h.n_internal + i].kind == RDT_SPLIT_CATEGORY_SUBSET;
+      if (h.nodes[t * h.n_internal + i].kind != RDT_SPLIT_NONE && !seen[i]) separated = 0;
+    }
+  }
+  check(separated && subsets > 0, "forest: every reachable subset split is reached and separates its codes");
+  if (ok) rdt_forest_free(&h);
+  check(rdt_subset_member(0x5, 0) == 1 && rdt_subset_member(0x5, 1) == 0 && rdt_subset_member(0x5, 2) == 1,
+        "forest: subset membership of small codes is the mask's bit");
+  int ones = 0;
+  for (uint32_t code = 64; code < 64 + 4000; code++) ones += (int)rdt_subset_member(0x123456789ULL, code);
+  check(ones > 1800 && ones < 2200, "forest: subset membership of large codes is balanced");
+
   /* Determinism of seeded structure, and merge = training on the union. */
   ok = make_forest(&g, OPTS);
   check(ok && memcmp(f.nodes, g.nodes, (size_t)f.config.trees * f.n_internal * sizeof *f.nodes) == 0 &&
