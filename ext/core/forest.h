@@ -28,7 +28,7 @@
 #define RDT_MAX_DEPTH 30
 #define RDT_MAX_COUNTERS ((uint64_t)1 << 28)
 #define RDT_DEFAULT_TREES 10
-#define RDT_DEFAULT_DEPTH 6
+#define RDT_DEFAULT_DEPTH 8
 
 typedef enum { RDT_ALGO_RDT = 1 } rdt_algorithm;
 /* Where a node draws its split from (both data-independent):
