@@ -380,6 +380,12 @@ void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
 
 int rdt_forest_prepare(rdt_forest *f) {
   uint32_t C = f->schema.n_classes;
+  /* Majority rule: a tree votes only when its leaf's top class leads the
+  ** runner-up by more than one standard deviation of the noise on that
+  ** difference (two independent Laplace(b) counters: sd = 2b, b = trees/eps);
+  ** a smaller lead is a coin flip of the noise, so the tree abstains. For a
+  ** non-private model the bar is 0: only exact ties abstain. */
+  double lead_bar = f->config.is_private ? 2.0 * f->config.trees / rdt_eps_to_double(f->config.eps) : 0;
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   free(f->theta);
   free(f->leaf_vote);
@@ -399,8 +405,14 @@ int rdt_forest_prepare(rdt_forest *f) {
       for (uint32_t c = 0; c < C; c++) th[c] = 1.0 / C;
       f->leaf_vote[l] = RDT_LEAF_EMPTY;
     } else {
-      for (uint32_t c = 0; c < C; c++) th[c] = n[c] > 0 ? (double)n[c] / total : 0.0;
-      f->leaf_vote[l] = (uint16_t)best;
+      int64_t second = INT64_MIN;
+      for (uint32_t c = 0; c < C; c++) {
+        th[c] = n[c] > 0 ? (double)n[c] / total : 0.0;
+        if (c != best && n[c] > second) second = n[c];
+      }
+      /* A single class always leads by its count. */
+      double lead = C == 1 ? (double)n[best] : (double)n[best] - (double)second;
+      f->leaf_vote[l] = lead > lead_bar ? (uint16_t)best : RDT_LEAF_EMPTY;
     }
   }
   return 1;
