@@ -107,7 +107,7 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   int subset = f->config.categorical == RDT_CATEGORICAL_SUBSET;
   for (uint32_t j = 0; j < f->schema.n_features; j++) {
     const rdt_feature *ft = &f->schema.features[j];
-    if (global || (ft->type == RDT_FEATURE_NUMERIC ? b->lo[j] < b->hi[j] : reachable_codes(b, j) >= 2))
+    if (ft->type == RDT_FEATURE_NUMERIC ? global || b->lo[j] < b->hi[j] : reachable_codes(b, j) >= 2)
       b->cand[nc++] = j;
   }
   if (nc == 0) {
@@ -137,15 +137,6 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
     if (!global) b->lo[j] = t;
     build_node(b, tree, 2 * idx + 2, level + 1);
     b->lo[j] = save_lo;
-    return;
-  }
-  if (global) {
-    /* Drawn from the public domain alone; the path is not consulted. */
-    node->kind = subset ? RDT_SPLIT_CATEGORY_SUBSET : RDT_SPLIT_CATEGORY_EQ;
-    node->value = subset ? rdt_mask_to_value(rdt_rng_u64(b->rng))
-                         : (double)rdt_rng_below(b->rng, (uint64_t)ft->n_values + 1);
-    build_node(b, tree, 2 * idx + 1, level + 1);
-    build_node(b, tree, 2 * idx + 2, level + 1);
     return;
   }
   uint32_t r = reachable_codes(b, j);

@@ -31,12 +31,13 @@
 #define RDT_DEFAULT_DEPTH 8
 
 typedef enum { RDT_ALGO_RDT = 1 } rdt_algorithm;
-/* Where a node draws its split from (both data-independent):
-** REACHABLE: among attributes still splittable on the node's path, numeric
-**   thresholds in the interval its ancestors leave, categories still reachable;
-** GLOBAL: the paper's rule: any attribute, thresholds on the whole public
-**   [min, max], any category; splits that cannot separate the rows reaching
-**   the node are kept, which makes effective trees shallower. */
+/* Where a numeric split draws its threshold (both data-independent):
+** REACHABLE: in the interval the node's ancestors leave;
+** GLOBAL: the paper's rule, anywhere in the public [min, max]; a threshold
+**   outside the node's interval sends every row one way, which makes the
+**   effective trees shallower (useful at the paper's large depths).
+** Categorical splits are drawn among the codes that can reach the node in
+** both modes. */
 typedef enum { RDT_SPLITS_REACHABLE = 1, RDT_SPLITS_GLOBAL = 2 } rdt_split_domain;
 typedef enum { RDT_VOTE_MAJORITY = 1, RDT_VOTE_THRESHOLD = 2, RDT_VOTE_PROBABILISTIC = 3 } rdt_vote;
 
