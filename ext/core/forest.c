@@ -377,6 +377,11 @@ int rdt_forest_prepare(rdt_forest *f) {
   ** a smaller lead is a coin flip of the noise, so the tree abstains. For a
   ** non-private model the bar is 0: only exact ties abstain. */
   double lead_bar = f->config.is_private ? 2.0 * f->config.trees / rdt_eps_to_double(f->config.eps) : 0;
+  /* Leaf distributions add a pseudo-count of half the noise scale b to every
+  ** class: a leaf whose counters are of the order of the noise is shrunk
+  ** towards uniform instead of swinging to 0 or 1, so it weighs little in
+  ** the average, while a full leaf is barely changed. 0 without noise. */
+  double pseudo = lead_bar / 4;
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   free(f->theta);
   free(f->leaf_vote);
@@ -398,7 +403,7 @@ int rdt_forest_prepare(rdt_forest *f) {
     } else {
       int64_t second = INT64_MIN;
       for (uint32_t c = 0; c < C; c++) {
-        th[c] = n[c] > 0 ? (double)n[c] / total : 0.0;
+        th[c] = ((n[c] > 0 ? (double)n[c] : 0.0) + pseudo) / (total + C * pseudo);
         if (c != best && n[c] > second) second = n[c];
       }
       /* A single class always leads by its count. */
