@@ -371,17 +371,17 @@ void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
 
 int rdt_forest_prepare(rdt_forest *f) {
   uint32_t C = f->schema.n_classes;
-  /* Majority rule: a tree votes only when its leaf's top class leads the
-  ** runner-up by more than one standard deviation of the noise on that
-  ** difference (two independent Laplace(b) counters: sd = 2b, b = trees/eps);
-  ** a smaller lead is a coin flip of the noise, so the tree abstains. For a
-  ** non-private model the bar is 0: only exact ties abstain. */
-  double lead_bar = f->config.is_private ? 2.0 * f->config.trees / rdt_eps_to_double(f->config.eps) : 0;
+  /* b = trees/eps, the scale of the noise on every counter (0 without noise).
+  ** Majority rule: a tree votes only when its leaf's top class leads the
+  ** runner-up by more than b; a smaller lead is mostly noise (the difference
+  ** of two noisy counters has standard deviation 2b), so the tree abstains.
+  ** For a non-private model only exact ties abstain. */
+  double scale = f->config.is_private ? f->config.trees / rdt_eps_to_double(f->config.eps) : 0;
   /* Leaf distributions add a pseudo-count of half the noise scale b to every
   ** class: a leaf whose counters are of the order of the noise is shrunk
   ** towards uniform instead of swinging to 0 or 1, so it weighs little in
   ** the average, while a full leaf is barely changed. 0 without noise. */
-  double pseudo = lead_bar / 4;
+  double pseudo = scale / 2;
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   free(f->theta);
   free(f->leaf_vote);
@@ -408,7 +408,7 @@ int rdt_forest_prepare(rdt_forest *f) {
       }
       /* A single class always leads by its count. */
       double lead = C == 1 ? (double)n[best] : (double)n[best] - (double)second;
-      f->leaf_vote[l] = lead > lead_bar ? (uint16_t)best : RDT_LEAF_EMPTY;
+      f->leaf_vote[l] = lead > scale ? (uint16_t)best : RDT_LEAF_EMPTY;
     }
   }
   return 1;
