@@ -334,14 +334,14 @@ static void test_forest(void) {
   ok = make_forest(&h, "{\"epsilon\":0.5,\"depth\":1,\"trees\":2,\"seed\":1,\"classes\":[0,1,2],\"features\":"
                        "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}");
   if (ok) {
-    /* b = 2/0.5 = 4, bar = 8: leads 8 (abstain), 9 (vote), all <= 0 (empty) */
-    int64_t counts[12] = {20, 12, 3, 21, 12, 0, -1, -5, 0, 0, 0, 0};
+    /* b = 2/0.5 = 4 is the bar: leads 4 (abstain), 5 (vote), all <= 0 (empty) */
+    int64_t counts[12] = {16, 12, 3, 17, 12, 0, -1, -5, 0, 0, 0, 0};
     memcpy(h.counts, counts, sizeof counts);
     ok = rdt_forest_prepare(&h);
   }
   check(ok && h.leaf_vote[0] == RDT_LEAF_EMPTY && h.leaf_vote[1] == 0 && h.leaf_vote[2] == RDT_LEAF_EMPTY &&
-            fabs(h.theta[0] - 20.0 / 35) < 1e-12,
-        "forest: majority abstains unless the lead beats the noise's sd (2 * trees / eps)");
+            fabs(h.theta[0] - 18.0 / 37) < 1e-12 && fabs(h.theta[6] - 1.0 / 3) < 1e-12,
+        "forest: majority abstains unless the lead beats the noise scale; theta has pseudo-count b/2");
   if (ok) rdt_forest_free(&h);
 
   /* Determinism of seeded structure, and merge = training on the union. */
