@@ -4,8 +4,8 @@
 Protocol of the paper: a random 90/10 train/test split per run, epsilon = 1000 / n_train,
 10 runs, the paper's k (trees) and h (depth); the error is the mean test error over all runs
 with a binomial symmetric 95% interval over all test rows of all runs.
-The paper rows use the extension's default split rule ("splits": "reachable"); --splits global gives the paper's rule.
-and the extension's default categorical split unless --categorical says otherwise.
+The paper rows use the extension's default split rules ("splits": "reachable", default
+"categorical") unless --splits (global is the paper's rule) or --categorical say otherwise.
 A last row per data set trains at epsilon = 1 with the extension's defaults.
 
 Usage: /usr/bin/python3 scripts/paper_accuracy.py [--data DIR] [--quick] [--datasets a,b]
