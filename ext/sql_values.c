@@ -11,8 +11,10 @@
 
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
   if (ft->type == RDT_FEATURE_NUMERIC) {
-    /* numeric_type applies numeric affinity: TEXT '1.5' becomes 1.5. */
-    int t = sqlite3_value_numeric_type(v);
+    int t = sqlite3_value_type(v);
+    /* Only TEXT needs numeric affinity ('1.5' becomes 1.5); the common
+    ** INTEGER/REAL case skips the conversion call. */
+    if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(v);
     if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return rdt_numeric_clean(ft, 0, 1);
     return rdt_numeric_clean(ft, sqlite3_value_double(v), 0);
   }
@@ -44,6 +46,14 @@ double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
 }
 
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v) {
+  if (sqlite3_value_type(v) == SQLITE_INTEGER && s->n_classes <= 16) {
+    /* Fast path for the usual few integer classes: compare integers, which
+    ** is what the canonical-text rule below amounts to for them. */
+    long long x = sqlite3_value_int64(v);
+    for (uint32_t c = 0; c < s->n_classes; c++)
+      if (s->classes[c].type == RDT_VALUE_INTEGER && s->classes[c].integer == x) return (long)c;
+    /* An integer can still match a TEXT class such as "7": fall through. */
+  }
   /* A label follows the categorical rule; its `other` bucket means "drop". */
   rdt_feature as_feature;
   memset(&as_feature, 0, sizeof as_feature);

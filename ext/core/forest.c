@@ -14,15 +14,6 @@ uint64_t rdt_forest_counters(const rdt_config *c, uint32_t n_classes) {
   return n;
 }
 
-double rdt_numeric_clean(const rdt_feature *ft, double x, int missing) {
-  /* Data-independent rules: missing (NULL, NaN, non-numeric) -> midpoint of
-  ** the public bounds; everything else clamped into [min, max]. */
-  if (missing || x != x) return ft->min / 2 + ft->max / 2; /* no overflow */
-  if (x < ft->min) return ft->min;
-  if (x > ft->max) return ft->max;
-  return x;
-}
-
 /* ---- structure -------------------------------------------------------- */
 
 uint32_t rdt_subset_member(uint64_t mask, uint32_t code) {

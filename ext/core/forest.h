@@ -122,7 +122,15 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
 void rdt_forest_free(rdt_forest *f);
 
 /* Map a row to the dense feature vector used by the trees. */
-double rdt_numeric_clean(const rdt_feature *ft, double x, int missing);
+static inline double rdt_numeric_clean(const rdt_feature *ft, double x, int missing) {
+  /* Data-independent rules: missing (NULL, NaN, non-numeric) -> midpoint of
+  ** the public bounds (computed without overflow); everything else clamped
+  ** into [min, max]. */
+  if (missing || x != x) return ft->min / 2 + ft->max / 2;
+  if (x < ft->min) return ft->min;
+  if (x > ft->max) return ft->max;
+  return x;
+}
 
 /* Derive f->splits from f->nodes. Returns 0 on allocation failure. */
 int rdt_forest_index(rdt_forest *f);
