@@ -218,6 +218,7 @@ void rdt_forest_free(rdt_forest *f) {
   rdt_schema_free(&f->schema);
   free(f->nodes);
   free(f->splits);
+  free(f->cols);
   free(f->counts);
   free(f->theta);
   free(f->leaf_vote);
@@ -232,6 +233,8 @@ int rdt_forest_index(rdt_forest *f) {
   f->splits = malloc((n + 1) * sizeof *f->splits);
   if (!f->splits) return 0;
   f->walk_mode = RDT_WALK_NUMERIC;
+  free(f->cols);
+  f->cols = malloc((size_t)f->schema.n_features * RDT_TRAIN_CHUNK * sizeof *f->cols); /* NULL: slow path */
   for (size_t i = 0; i < n; i++) {
     const rdt_node *nd = &f->nodes[i];
     rdt_split *sp = &f->splits[i];
@@ -317,35 +320,53 @@ void rdt_forest_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   for (uint32_t d = 0; d < depth; d++)                                               \
     for (uint32_t j = 0; j < n; j++) idx[j] = next_index(f, MODE, base, rows[j], idx[j]);
 
-void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
-  /* Tree-major: one tree's nodes stay in L1 while every row of the batch
-  ** walks it, WALK_GROUP rows at a time so their loads overlap. */
+/* Numeric forests, one full group: values are column-major in cols, so a
+** row's value sits at a fixed offset (j) from its feature's column and
+** needs no per-row pointer. */
+static void walk_numeric_group(const rdt_split *sp, uint32_t depth, const double *cols, uint32_t *idx) {
+  for (uint32_t d = 0; d < depth; d++) {
+#pragma GCC unroll 16
+    for (uint32_t j = 0; j < WALK_GROUP; j++) {
+      const rdt_split *s = sp + idx[j];
+      idx[j] = 2 * idx[j] + 2 - (cols[(size_t)s->feature * RDT_TRAIN_CHUNK + j] < s->hi);
+    }
+  }
+}
+
+static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
   uint32_t C = f->schema.n_classes, nf = f->schema.n_features, depth = f->config.depth;
+  int numeric = f->walk_mode == RDT_WALK_NUMERIC && f->cols;
+  if (numeric) /* transpose once; every tree then reads columns */
+    for (uint32_t r = 0; r < n_rows; r++)
+      for (uint32_t q = 0; q < nf; q++) f->cols[(size_t)q * RDT_TRAIN_CHUNK + r] = xs[(size_t)r * nf + q];
+  /* Tree-major: one tree's nodes stay in L1 while every row of the chunk
+  ** walks it, WALK_GROUP rows at a time so their loads overlap. */
   for (uint32_t t = 0; t < f->config.trees; t++) {
     size_t base = (size_t)t * f->n_internal;
     int64_t *counts = f->counts + (size_t)t * f->n_leaves * C;
     for (uint32_t r0 = 0; r0 < n_rows; r0 += WALK_GROUP) {
       uint32_t n = n_rows - r0 < WALK_GROUP ? n_rows - r0 : WALK_GROUP;
       uint32_t idx[WALK_GROUP] = {0};
-      const double *rows[WALK_GROUP];
-      for (uint32_t j = 0; j < n; j++) rows[j] = xs + (size_t)(r0 + j) * nf;
-      if (f->walk_mode == RDT_WALK_NUMERIC && n == WALK_GROUP) {
-        /* Full group, constant trip count: the compiler keeps it tight. */
-        const rdt_split *sp = f->splits + base;
-        for (uint32_t d = 0; d < depth; d++) {
-#pragma GCC unroll 16
-          for (uint32_t j = 0; j < WALK_GROUP; j++) {
-            const rdt_split *s = sp + idx[j];
-            idx[j] = 2 * idx[j] + 2 - (rows[j][s->feature] < s->hi);
-          }
+      if (numeric && n == WALK_GROUP) {
+        walk_numeric_group(f->splits + base, depth, f->cols + r0, idx);
+      } else {
+        const double *rows[WALK_GROUP] = {NULL};
+        for (uint32_t j = 0; j < n; j++) rows[j] = xs + (size_t)(r0 + j) * nf;
+        switch (f->walk_mode) {
+          case RDT_WALK_NUMERIC: WALK_ROWS(RDT_WALK_NUMERIC) break;
+          case RDT_WALK_INTERVAL: WALK_ROWS(RDT_WALK_INTERVAL) break;
+          default: WALK_ROWS(RDT_WALK_GENERIC) break;
         }
-      } else switch (f->walk_mode) {
-        case RDT_WALK_NUMERIC: WALK_ROWS(RDT_WALK_NUMERIC) break;
-        case RDT_WALK_INTERVAL: WALK_ROWS(RDT_WALK_INTERVAL) break;
-        default: WALK_ROWS(RDT_WALK_GENERIC) break;
       }
       for (uint32_t j = 0; j < n; j++) counts[(size_t)(idx[j] - f->n_internal) * C + cls[r0 + j]]++;
     }
+  }
+}
+
+void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
+  for (uint32_t r0 = 0; r0 < n_rows; r0 += RDT_TRAIN_CHUNK) {
+    uint32_t n = n_rows - r0 < RDT_TRAIN_CHUNK ? n_rows - r0 : RDT_TRAIN_CHUNK;
+    train_chunk(f, xs + (size_t)r0 * f->schema.n_features, cls + r0, n);
   }
 }
 

@@ -100,6 +100,7 @@ typedef struct rdt_forest {
   rdt_node *nodes;           /* trees * n_internal */
   rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
+  double *cols;              /* training scratch: one group of rows, column-major */
   int64_t *counts;           /* trees * n_leaves * n_classes */
   /* Prediction tables derived from counts (rdt_forest_prepare). */
   double *theta;             /* trees * n_leaves * n_classes */
@@ -109,6 +110,8 @@ typedef struct rdt_forest {
 #define RDT_WALK_NUMERIC 1   /* numeric splits only: x < hi */
 #define RDT_WALK_INTERVAL 2  /* no subset split: lo <= x < hi */
 #define RDT_WALK_GENERIC 3   /* subset splits: test each node by its kind */
+
+#define RDT_TRAIN_CHUNK 256 /* rows walked together by rdt_forest_train_batch */
 
 #define RDT_LEAF_EMPTY 0xFFFF /* hence at most 65534 classes */
 
