@@ -344,6 +344,37 @@ static void test_forest(void) {
         "forest: majority abstains unless the lead beats the noise scale; theta has pseudo-count b/2");
   if (ok) rdt_forest_free(&h);
 
+  /* Batched training (chunks, full and partial groups, the column-major fast
+  ** path of numeric forests) counts exactly what row-by-row training counts. */
+  for (int numeric = 1; numeric >= 0; numeric--) {
+    rdt_forest one, many;
+    const char *opts = numeric
+        ? "{\"epsilon\":null,\"depth\":7,\"trees\":5,\"seed\":4,\"classes\":[0,1,2],\"features\":"
+          "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1},{\"name\":\"y\",\"type\":\"numeric\",\"min\":-5,\"max\":5}]}"
+        : OPTS;
+    int built = make_forest(&one, opts) & make_forest(&many, opts);
+    rdt_rng r;
+    seeded(&r, "batch rows");
+    enum { N = 1000 };
+    static double xs[N * 2];
+    static uint32_t cls[N];
+    for (int i = 0; i < N; i++) {
+      xs[2 * i] = numeric ? rdt_rng_unit(&r) : rdt_rng_unit(&r) * 10;
+      xs[2 * i + 1] = numeric ? rdt_rng_unit(&r) * 10 - 5 : (double)rdt_rng_below(&r, 4);
+      cls[i] = (uint32_t)rdt_rng_below(&r, numeric ? 3 : 2);
+      if (built) rdt_forest_train_row(&one, xs + 2 * i, cls[i]);
+    }
+    if (built) rdt_forest_train_batch(&many, xs, cls, N);
+    size_t n = built ? (size_t)one.config.trees * one.n_leaves * one.schema.n_classes : 0;
+    check(built && (one.walk_mode == RDT_WALK_NUMERIC) == numeric &&
+              memcmp(one.counts, many.counts, n * sizeof *one.counts) == 0,
+          numeric ? "forest: batched training = row-by-row training (numeric fast path)"
+                  : "forest: batched training = row-by-row training (categorical forest)");
+    rdt_forest_free(&one);
+    rdt_forest_free(&many);
+    rdt_rng_clear(&r);
+  }
+
   /* Determinism of seeded structure, and merge = training on the union. */
   ok = make_forest(&g, OPTS);
   check(ok && memcmp(f.nodes, g.nodes, (size_t)f.config.trees * f.n_internal * sizeof *f.nodes) == 0 &&
