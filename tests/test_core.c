@@ -93,6 +93,12 @@ static void test_rng(void) {
   double chi = 0;
   for (int i = 0; i < 7; i++) chi += (cnt[i] - 10000.0) * (cnt[i] - 10000.0) / 10000.0;
   check(chi < 22.46, "rng: below(7) uniform (chi2 < 22.46, p=0.001)");
+  /* Two-byte draws: below(1000) in 10 bins of 100, chi-square with 9 dof. */
+  long bins[10] = {0};
+  for (int i = 0; i < 100000; i++) bins[rdt_rng_below(&a, 1000) / 100]++;
+  chi = 0;
+  for (int i = 0; i < 10; i++) chi += (bins[i] - 10000.0) * (bins[i] - 10000.0) / 10000.0;
+  check(chi < 27.88, "rng: below(1000) uniform over 10 bins (chi2 < 27.88, p=0.001)");
   /* 64-bit bound: 2^63 + 1 has a rejection zone of almost half the range. */
   uint64_t n = ((uint64_t)1 << 63) + 1, hi = 0;
   int in_range = 1;

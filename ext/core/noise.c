@@ -56,7 +56,7 @@ int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
     if (v >= ((uint64_t)1 << 15)) continue;
     uint64_t x = u + t * v;
     uint64_t y = x / s;
-    int negative = (int)(rdt_rng_u64(rng) & 1);
+    int negative = (int)rdt_rng_below(rng, 2);
     if (negative && y == 0) continue;
     if (y > (uint64_t)INT64_MAX) continue;
     return negative ? -(int64_t)y : (int64_t)y;

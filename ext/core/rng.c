@@ -73,10 +73,17 @@ uint64_t rdt_rng_u64(rdt_rng *rng) {
 
 uint64_t rdt_rng_below(rdt_rng *rng, uint64_t n) {
   if (n <= 1) return 0;
-  /* Accept r only below the largest multiple of n that fits in 2^64. */
-  uint64_t limit = UINT64_MAX - (UINT64_MAX % n + 1) % n;
+  /* Draw only as many bytes as n needs (the noise samplers make many small
+  ** draws), and accept r only below the largest multiple of n that fits. */
+  unsigned width = 1;
+  while (width < 8 && (n - 1) >> (8 * width)) width++;
+  uint64_t range = width == 8 ? 0 : (uint64_t)1 << (8 * width); /* 0 stands for 2^64 */
+  uint64_t limit = range ? range - range % n - 1 : UINT64_MAX - (UINT64_MAX % n + 1) % n;
   for (;;) {
-    uint64_t r = rdt_rng_u64(rng);
+    unsigned char b[8];
+    uint64_t r = 0;
+    rdt_rng_bytes(rng, b, width);
+    for (unsigned i = 0; i < width; i++) r |= (uint64_t)b[i] << (8 * i);
     if (r <= limit) return r % n;
   }
 }
