@@ -8,7 +8,7 @@ The paper rows use the extension's default split rules ("splits": "reachable", d
 "categorical") unless --splits (global is the paper's rule) or --categorical say otherwise.
 A last row per data set trains at epsilon = 1 with the extension's defaults.
 
-Usage: /usr/bin/python3 scripts/paper_accuracy.py [--data DIR] [--quick] [--datasets a,b]
+Usage: /usr/bin/python3 scripts/paper_accuracy.py [--data DIR] [--quick | --runs N] [--datasets a,b]
                                                   [--splits global|reachable]
                                                   [--categorical subset|one_vs_rest] [--out FILE]
 """
@@ -167,6 +167,8 @@ def main():
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"),
                         help="directory holding NAME/NAME.csv (default: ../shared/datasets)")
     parser.add_argument("--quick", action="store_true", help="3 runs instead of 10")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="runs per setting (default 10, the paper's; more gives a steadier mean)")
     parser.add_argument("--datasets", default=",".join(PAPER),
                         help="comma-separated subset of " + ",".join(PAPER))
     parser.add_argument("--splits", choices=["global", "reachable"], default="reachable",
@@ -179,7 +181,7 @@ def main():
     unknown = [n for n in names if n not in PAPER]
     if unknown:
         parser.error("unknown data set(s): " + ", ".join(unknown))
-    runs = 3 if args.quick else 10
+    runs = args.runs if args.runs else (3 if args.quick else 10)
     structure = {"splits": args.splits}
     if args.categorical:
         structure["categorical"] = args.categorical
