@@ -16,6 +16,7 @@
 #include "core/model.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/select.h"
 
 static int n_pass, n_fail;
 
@@ -193,6 +194,80 @@ static void test_noise(void) {
   check(rdt_laplace_params(e, 10, &s, &t) && s == 1 && t == 20, "noise: scale k/eps = 10/0.5 gives s/t = 1/20");
   rdt_rng_clear(&rng);
   rdt_rng_clear(&r2);
+}
+
+/* ---- selection and real-valued releases --------------------------------- */
+
+/* Exact permute-and-flip probabilities by enumerating the n! orders. */
+static void pf_exact(const int64_t *u, int n, double eps, int monotone, double *p) {
+  int64_t best = u[0];
+  for (int i = 1; i < n; i++) if (u[i] > best) best = u[i];
+  double q[8];
+  for (int i = 0; i < n; i++) q[i] = exp(-eps * (double)(best - u[i]) / (monotone ? 1 : 2));
+  int perm[8], c[8] = {0}, count = 0;
+  for (int i = 0; i < n; i++) { perm[i] = i; p[i] = 0; }
+  for (int k = 0;;) { /* Heap's algorithm over all orders */
+    double reach = 1;
+    for (int j = 0; j < n; j++) { p[perm[j]] += reach * q[perm[j]]; reach *= 1 - q[perm[j]]; }
+    count++;
+    while (k < n && c[k] >= k) c[k++] = 0;
+    if (k >= n) break;
+    int a = k % 2 ? c[k] : 0, tmp = perm[a];
+    perm[a] = perm[k]; perm[k] = tmp;
+    c[k]++;
+    k = 0;
+  }
+  for (int i = 0; i < n; i++) p[i] /= count;
+}
+
+static void test_selection(void) {
+  rdt_rng rng;
+  seeded(&rng, "selection");
+  int64_t u[4] = {5, 3, 0, 4};
+  double p[4], eps = 1.0;
+  rdt_eps e;
+  rdt_eps_from_double(eps, &e);
+  size_t order[4];
+  for (int monotone = 0; monotone <= 1; monotone++) {
+    pf_exact(u, 4, eps, monotone, p);
+    long cnt[4] = {0};
+    int draws = 200000;
+    for (int i = 0; i < draws; i++) cnt[rdt_permute_and_flip(&rng, u, 4, e, 1, monotone, order)]++;
+    double chi = 0;
+    for (int i = 0; i < 4; i++) chi += (cnt[i] - p[i] * draws) * (cnt[i] - p[i] * draws) / (p[i] * draws);
+    check(chi < 16.27, monotone ? "select: permute-and-flip (monotone) matches its exact law (chi2, 3 dof)"
+                                : "select: permute-and-flip matches its exact law (chi2, 3 dof)");
+  }
+  /* A far candidate keeps its exact, tiny probability: gap 40 at eps 1 is
+  ** exp(-20) = 2e-9 per visit, which a 53-bit Gumbel draw would round to 0. */
+  int64_t far[2] = {40, 0};
+  long hits = 0;
+  for (int i = 0; i < 20000; i++) hits += rdt_permute_and_flip(&rng, far, 2, e, 1, 0, order) == 1;
+  check(hits == 0, "select: a candidate 40 below the best is (almost) never chosen at eps 1");
+  check(rdt_permute_and_flip(&rng, far, 2, e, 0, 0, order) == -1 &&
+            rdt_permute_and_flip(&rng, far, 0, e, 1, 0, order) == -1,
+        "select: sensitivity 0 or no candidates is refused");
+  /* Huge gaps do not overflow: the coin is exp(-gap * eps / 2). */
+  int64_t huge[2] = {INT64_MAX, INT64_MIN};
+  check(rdt_permute_and_flip(&rng, huge, 2, e, 1, 0, order) == 0, "select: extreme utilities do not overflow");
+  check(!rdt_bernoulli_exp_times(&rng, 1000, 1, 1) && rdt_bernoulli_exp_times(&rng, 0, 1, 1),
+        "noise: Bernoulli(exp(-m n/d)) is 0 for m = 1000 and 1 for m = 0");
+
+  /* Lattice Laplace: every output is on the grid; the noise is discrete
+  ** Laplace in grid units with sensitivity floor(1 / 2^-3) + 1 = 9 steps. */
+  int on_grid = 1;
+  double sum = 0, y;
+  for (int i = 0; i < 20000; i++) {
+    if (!rdt_lattice_laplace(&rng, 0.3, 1.0, e, -3, &y)) { on_grid = 0; break; }
+    on_grid &= ldexp(y, 3) == floor(ldexp(y, 3));
+    sum += y;
+  }
+  check(on_grid, "noise: lattice Laplace outputs are multiples of the grid");
+  check(fabs(sum / 20000 - 0.25) < 0.15, "noise: lattice Laplace is centred on the rounded value");
+  check(!rdt_lattice_laplace(&rng, 1e300, 1.0, e, -3, &y) && !rdt_lattice_laplace(&rng, 0, 1e6, e, -3, &y) &&
+            !rdt_lattice_laplace(&rng, NAN, 1.0, e, 0, &y),
+        "noise: lattice Laplace refuses values off the grid's range and too coarse a sensitivity");
+  rdt_rng_clear(&rng);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -553,6 +628,7 @@ int main(int argc, char **argv) {
   test_json();
   test_rng();
   test_noise();
+  test_selection();
   test_options();
   test_forest();
   test_model(golden);

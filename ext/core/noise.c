@@ -63,6 +63,13 @@ int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
   }
 }
 
+int rdt_bernoulli_exp_times(rdt_rng *rng, uint64_t m, uint64_t n, uint64_t d) {
+  for (uint64_t i = 0; i < m; i++) {
+    if (!rdt_bernoulli_exp(rng, n, d)) return 0;
+  }
+  return 1;
+}
+
 static uint64_t gcd_u64(uint64_t a, uint64_t b) {
   while (b) {
     uint64_t r = a % b;
@@ -81,5 +88,19 @@ int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t 
   uint64_t g = gcd_u64(ss, tt);
   *s = ss / g;
   *t = tt / g;
+  return 1;
+}
+
+int rdt_lattice_laplace(rdt_rng *rng, double value, double sensitivity, rdt_eps eps, int grid_log2, double *out) {
+  if (!isfinite(value) || !isfinite(sensitivity) || sensitivity < 0 || grid_log2 < -1000 || grid_log2 > 1000)
+    return 0;
+  double scaled = ldexp(value, -grid_log2); /* exact: a power-of-two scaling */
+  if (!(fabs(scaled) < 0x1p52)) return 0;
+  double steps = floor(ldexp(sensitivity, -grid_log2)) + 1;
+  if (steps > 65536) return 0;
+  uint64_t s, t;
+  if (!rdt_laplace_params(eps, (uint64_t)steps, &s, &t)) return 0;
+  int64_t n = (int64_t)nearbyint(scaled) + rdt_discrete_laplace(rng, s, t);
+  *out = ldexp((double)n, grid_log2); /* exact while |n| < 2^53 */
   return 1;
 }

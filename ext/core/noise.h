@@ -47,4 +47,24 @@ int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t);
 ** (reduced by their gcd). Returns 0 if the parameters overflow. */
 int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t *t);
 
+/* 1 with probability exp(-m * n / d): m independent Bernoulli(exp(-n/d)),
+** stopping at the first 0, so the expected work is at most
+** min(m, 1 / (1 - exp(-n/d))) draws and nothing overflows. */
+int rdt_bernoulli_exp_times(rdt_rng *rng, uint64_t m, uint64_t n, uint64_t d);
+
+/* Lattice Laplace release of a real value (Contract 3 extended to reals).
+**   Neighbouring relation: the caller's; sensitivity: |value - value'| <=
+**   `sensitivity` (a public bound); privacy: eps-DP for that pair.
+**   The value is rounded to the public grid g = 2^grid_log2 (x -> round(x/g)),
+**   which moves neighbouring values at most floor(sensitivity/g) + 1 grid
+**   steps apart; that integer is the sensitivity of the discrete Laplace
+**   noise added in grid units. The output is (round(x/g) + Z) * g: a multiple
+**   of g, and every multiple of g is reachable from every input, so no low
+**   bit can tell inputs apart (Mironov 2012).
+** Returns 0 (and leaves *out unset) when the parameters do not fit: value or
+** sensitivity not finite, |value/g| >= 2^52, or more than 2^16 grid steps
+** of sensitivity (choose a coarser grid). */
+int rdt_lattice_laplace(rdt_rng *rng, double value, double sensitivity, rdt_eps eps, int grid_log2,
+                        double *out);
+
 #endif
