@@ -61,5 +61,7 @@ void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_median_final(sqlite3_context *ctx);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/forest.h"
+#include "core/median.h"
 #include "core/noise.h"
 #include "core/options.h"
 #include "core/select.h"
@@ -282,6 +283,60 @@ static void audit_selection(int broken) {
          k[0], k[1], 3, 1.0, !broken);
 }
 
+/* ---- mechanism 5: dp_median_split ----------------------------------- */
+/* Neighbours on [0, 1]: D = {0.5} and D' = {0.5, 0.5 + 2^-10}. Events: the
+** output lands in (0.5, 0.5 + 2^-10], below 0.25, above 0.75. The broken
+** twin is the rule printed in the DiPriMe paper: a rank j with probability
+** proportional to exp(-eps |N - 2j| / 2), then a uniform value between the
+** j-th and (j+1)-th sorted values (the bounds padding the ends), which ignores
+** the interval lengths. */
+#define MEDIAN_EVENTS 3
+static void median_events(double y, long *k) {
+  k[0] += y > 0.5 && y <= 0.5 + 0x1p-10;
+  k[1] += y < 0.25;
+  k[2] += y > 0.75;
+}
+
+static double paper_median(rdt_rng *rng, const double *sorted, int n, double eps) {
+  /* intervals j = 0..n between lo=0, x_1..x_n, hi=1; rank weights exp(-eps|n-2j|/2) */
+  double w[8], total = 0;
+  for (int j = 0; j <= n; j++) total += w[j] = exp(-eps * fabs((double)n - 2.0 * j) / 2);
+  double u = rdt_rng_unit(rng) * total;
+  int j = 0;
+  while (j < n && u >= w[j]) u -= w[j++];
+  double a = j == 0 ? 0 : sorted[j - 1], b = j == n ? 1 : sorted[j];
+  return a + (b - a) * rdt_rng_unit(rng);
+}
+
+static void audit_median(int broken) {
+  rdt_eps e;
+  rdt_eps_from_double(1.0, &e);
+  double data[2][2] = {{0.5, 0}, {0.5, 0.5 + 0x1p-10}};
+  int size[2] = {1, 2};
+  long k[2][MEDIAN_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "median-broken" : "median", 0);
+  rdt_median m[2];
+  for (int side = 0; side < 2; side++) {
+    rdt_median_init(&m[side], 0, 1, 256);
+    for (int i = 0; i < size[side]; i++) rdt_median_add(&m[side], data[side][i]);
+  }
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      double y = NAN;
+      if (broken) y = paper_median(&rng, data[side], size[side], 1.0);
+      else rdt_median_release(&m[side], &rng, e, RDT_QUANTILE_ONE / 2, &y);
+      median_events(y, k[side]);
+    }
+  }
+  rdt_median_free(&m[0]);
+  rdt_median_free(&m[1]);
+  rdt_rng_clear(&rng);
+  report(broken ? "median by the paper's rank rule (interval lengths ignored)"
+                : "dp_median_split on a 256-cell grid, {0.5} vs {0.5, 0.5 + 2^-10}, eps 1",
+         k[0], k[1], MEDIAN_EVENTS, 1.0, !broken);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -296,6 +351,8 @@ int main(void) {
   audit_real(1);
   audit_selection(0);
   audit_selection(1);
+  audit_median(0);
+  audit_median(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/median.h"
 #include "core/model.h"
 #include "core/noise.h"
 #include "core/options.h"
@@ -267,6 +268,48 @@ static void test_selection(void) {
   check(!rdt_lattice_laplace(&rng, 1e300, 1.0, e, -3, &y) && !rdt_lattice_laplace(&rng, 0, 1e6, e, -3, &y) &&
             !rdt_lattice_laplace(&rng, NAN, 1.0, e, 0, &y),
         "noise: lattice Laplace refuses values off the grid's range and too coarse a sensitivity");
+  rdt_rng_clear(&rng);
+}
+
+static void test_median(void) {
+  /* 8 cells on [0, 8); rows 1.5, 2.5, 2.7, 6.1: exact law of the chosen cell
+  ** from the permute-and-flip enumeration, against 100k draws. */
+  rdt_median m;
+  int ok = rdt_median_init(&m, 0, 8, 8);
+  double rows[4] = {1.5, 2.5, 2.7, 6.1};
+  for (int i = 0; ok && i < 4; i++) rdt_median_add(&m, rows[i]);
+  int64_t u[8];
+  int64_t left = 0;
+  for (int c = 0; ok && c < 8; c++) {
+    int64_t right = 4 - left - m.hist[c];
+    u[c] = -llabs(left - right) * 32768; /* median: (2^15 L - 2^15 R) */
+    left += m.hist[c];
+  }
+  double p[8];
+  /* The median's sensitivity is 2^15 in these units: the coin for a gap g is
+  ** exp(-eps * g / (2 * 2^15)); with eps = 1 pass gaps in units of 2^15. */
+  int64_t uu[8];
+  for (int c = 0; c < 8; c++) uu[c] = u[c] / 32768;
+  pf_exact(uu, 8, 1.0, 0, p);
+  rdt_rng rng;
+  seeded(&rng, "median");
+  rdt_eps e;
+  rdt_eps_from_double(1.0, &e);
+  long cnt[8] = {0};
+  int inside = 1, draws = 100000;
+  for (int i = 0; ok && i < draws; i++) {
+    double y;
+    if (!rdt_median_release(&m, &rng, e, RDT_QUANTILE_ONE / 2, &y)) { ok = 0; break; }
+    inside &= y >= 0 && y <= 8;
+    cnt[(int)floor(y)]++;
+  }
+  double chi = 0;
+  for (int c = 0; c < 8; c++) chi += (cnt[c] - p[c] * draws) * (cnt[c] - p[c] * draws) / (p[c] * draws);
+  check(ok && chi < 24.32, "median: the chosen cell follows the exact permute-and-flip law (chi2, 7 dof)");
+  check(ok && inside, "median: outputs are cell centres inside [lo, hi]");
+  rdt_median_free(&m);
+  check(!rdt_median_init(&m, 1, 1, 8) && !rdt_median_init(&m, 0, INFINITY, 8) && !rdt_median_init(&m, 0, 1, 0),
+        "median: bad bounds or cell counts are refused");
   rdt_rng_clear(&rng);
 }
 
@@ -629,6 +672,7 @@ int main(int argc, char **argv) {
   test_rng();
   test_noise();
   test_selection();
+  test_median();
   test_options();
   test_forest();
   test_model(golden);

@@ -51,9 +51,10 @@ int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
     if (!rdt_bernoulli_exp(rng, u, t)) continue;
     uint64_t v = 0;
     while (rdt_bernoulli_exp(rng, 1, 1)) v++;
-    /* t <= 2^48 (rdt_laplace_params) and P(v >= 2^15) = exp(-2^15): the
-    ** restart below never happens in practice and only guards overflow. */
-    if (v >= ((uint64_t)1 << 15)) continue;
+    /* u + t*v must fit 64 bits. t <= 2^52 (rdt_laplace_params), so this
+    ** restart needs v >= 2^11, of probability exp(-2^11): it never happens
+    ** in practice and only guards the arithmetic. */
+    if (v > (UINT64_MAX - u) / t) continue;
     uint64_t x = u + t * v;
     uint64_t y = x / s;
     int negative = (int)rdt_rng_below(rng, 2);
@@ -82,7 +83,7 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b) {
 int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t *t) {
   /* scale = sensitivity / eps = sensitivity * 2^32 / num, so the exponent is
   ** |z| * num / (sensitivity * 2^32). */
-  if (eps.num == 0 || sensitivity == 0 || sensitivity > ((uint64_t)1 << 16)) return 0;
+  if (eps.num == 0 || sensitivity == 0 || sensitivity > ((uint64_t)1 << RDT_MAX_SENSITIVITY_LOG2)) return 0;
   uint64_t tt = sensitivity << RDT_EPS_DEN_LOG2;
   uint64_t ss = eps.num;
   uint64_t g = gcd_u64(ss, tt);

@@ -25,6 +25,7 @@
 #define RDT_EPS_DEN_LOG2 32
 #define RDT_EPS_MIN 1e-6
 #define RDT_EPS_MAX 1e6
+#define RDT_MAX_SENSITIVITY_LOG2 20 /* integer sensitivities up to 2^20 */
 
 typedef struct rdt_eps {
   uint64_t num;   /* epsilon = num / 2^32 */

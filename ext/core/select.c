@@ -4,6 +4,7 @@
 long rdt_permute_and_flip(rdt_rng *rng, const int64_t *utility, size_t n, rdt_eps eps, uint64_t sensitivity,
                           int monotone, size_t *order) {
   if (n == 0 || n > ((size_t)1 << 40) || sensitivity == 0 || sensitivity > ((uint64_t)1 << 16)) return -1;
+  /* 2 * sensitivity <= 2^17 is within rdt_laplace_params' range. */
   int64_t best = utility[0];
   for (size_t i = 1; i < n; i++) if (utility[i] > best) best = utility[i];
   /* Coin for a gap g: exp(-g * eps / (c * sensitivity)), c = 2 or 1, with
