@@ -51,6 +51,11 @@ void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   double stack[STACK_DOUBLES], *xs;
   const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict", stack, &xs);
   if (!f) return;
+  if (f->config.task == RDT_TASK_REGRESSION) {
+    sqlite3_result_double(ctx, rdt_forest_regress(f, xs));
+    free_scratch(xs, stack);
+    return;
+  }
   rdt_conn *conn = sqlite3_user_data(ctx);
   uint32_t c = rdt_forest_predict(f, xs, xs + f->schema.n_features, &conn->coin);
   rdt_sql_result_class(ctx, &f->schema.classes[c]);
@@ -61,6 +66,12 @@ void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
   double stack[STACK_DOUBLES], *xs;
   const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict_proba", stack, &xs);
   if (!f) return;
+  if (f->config.task == RDT_TASK_REGRESSION) {
+    free_scratch(xs, stack);
+    sqlite3_result_error(ctx, "rdt_predict_proba: a regression model has no class probabilities; use rdt_predict",
+                         -1);
+    return;
+  }
   double *proba = xs + f->schema.n_features;
   rdt_forest_proba(f, xs, proba);
   sqlite3_str *out = sqlite3_str_new(sqlite3_context_db_handle(ctx));
@@ -105,8 +116,24 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                       RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR, RDT_VERSION_STRING);
   sqlite3_str_appendall(o, "\"model_id\":\"");
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
-  sqlite3_str_appendall(o, "\",\"algorithm\":\"rdt\",\"task\":\"classification\",");
-  if (c->is_private) {
+  int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", diprime ? "diprime" : "rdt",
+                      regression ? "regression" : "classification");
+  if (c->is_private && diprime) {
+    double q = rdt_eps_to_double(c->eps_query), leaf = rdt_eps_to_double(c->eps_leaf);
+    sqlite3_str_appendf(o,
+                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
+                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"DiPriMe: per node, %u private "
+                        "medians or balanced subsets and one permute-and-flip selection of eps %!.17g each "
+                        "(sequential), levels sequential, nodes of a level parallel; leaves: discrete Laplace %s "
+                        "with eps %!.17g; trees %s\",\"epsilon_per_query\":%!.17g,\"epsilon_leaves\":%!.17g,",
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num,
+                        c->candidates < f->schema.n_features ? c->candidates : f->schema.n_features, q,
+                        regression ? "on the count and on the integerised sum, each" : "on every class counter",
+                        regression ? leaf / 2 : leaf,
+                        c->partition ? "on disjoint random parts of the rows (parallel)" : "on all rows (sequential)",
+                        q, leaf);
+  } else if (c->is_private) {
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
                         "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"discrete Laplace noise "
@@ -116,12 +143,18 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,"
                              "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"none: exact counts\",");
   }
-  sqlite3_str_appendf(o,
-                      "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,\"vote\":\"%s\",\"splits\":\"%s\","
-                      "\"categorical\":\"%s\",\"classes\":[",
-                      c->trees, c->depth, f->n_leaves, vote_name(c->vote),
-                      c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
-                      c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
+  if (diprime)
+    sqlite3_str_appendf(o, "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,", c->rho, c->candidates,
+                        c->partition ? "true" : "false");
+  if (regression)
+    sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
+  sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);
+  if (!regression) sqlite3_str_appendf(o, "\"vote\":\"%s\",", vote_name(c->vote));
+  if (!diprime)
+    sqlite3_str_appendf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",",
+                        c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
+                        c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
+  sqlite3_str_appendall(o, "\"classes\":[");
   for (uint32_t k = 0; k < f->schema.n_classes; k++) {
     if (k) sqlite3_str_appendchar(o, 1, ',');
     append_value(o, &f->schema.classes[k]);

@@ -6,11 +6,17 @@
 ** row is used. Every step then counts one row (rows are never stored).
 ** The final step adds the noise, encodes the model and wipes the exact
 ** counts. Errors are raised only for parameters, never for row values.
+**
+** DiPriMe ("algorithm": "diprime") grows its trees from the data, so its rows
+** are buffered (cleaned features and label or target) up to "max_rows"; the
+** one data-dependent error is the documented refusal to buffer more.
 */
+#include <math.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diprime.h"
 #include "core/model.h"
 #include "core/options.h"
 #include "rdt_sql.h"
@@ -26,6 +32,10 @@ typedef struct train_state {
   double *xs;    /* TRAIN_BATCH rows of features */
   uint32_t cls[TRAIN_BATCH];
   uint32_t pending;
+  /* DiPriMe: every row, buffered */
+  double *rows_x, *rows_y;
+  uint32_t *rows_c;
+  uint64_t n_rows, cap_rows;
 } train_state;
 
 static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) {
@@ -79,6 +89,11 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     train_error(ctx, st, err);
     return 0;
   }
+  if (config.algorithm == RDT_ALGO_DIPRIME && !rdt_diprime_budget(&config, schema.n_features)) {
+    rdt_schema_free(&schema);
+    train_error(ctx, st, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
+    return 0;
+  }
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
       !(st->xs = malloc((size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);
@@ -87,6 +102,55 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
   }
   st->started = 1;
   return 1;
+}
+
+/* Buffer one DiPriMe row. Row rules as for RDT; a regression target that is
+** NULL or not a number drops the row (it is clamped into the target bounds
+** later). Growing past "max_rows" is the one refusal that depends on the
+** data: it reveals only that there are more rows than that, to the curator
+** running the query. */
+static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_value **argv) {
+  rdt_forest *f = &st->forest;
+  uint32_t nf = f->schema.n_features;
+  double target = 0;
+  long cls = 0;
+  if (f->config.task == RDT_TASK_REGRESSION) {
+    int t = sqlite3_value_type(argv[1]);
+    if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(argv[1]);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return;
+    target = sqlite3_value_double(argv[1]);
+    if (target != target) return;
+  } else {
+    cls = rdt_sql_class(&f->schema, argv[1]);
+    if (cls < 0) return;
+  }
+  if (st->n_rows == st->cap_rows) {
+    if (st->n_rows >= f->config.max_rows) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "DiPriMe buffers its rows and this input has more than \"max_rows\" = %llu; "
+               "raise max_rows (about %llu bytes per row) or sample the rows first",
+               (unsigned long long)f->config.max_rows, (unsigned long long)(8 * (nf + 1) + 4));
+      train_error(ctx, st, msg);
+      return;
+    }
+    uint64_t cap = st->cap_rows ? st->cap_rows * 2 : 1024;
+    if (cap > f->config.max_rows) cap = f->config.max_rows;
+    double *x = realloc(st->rows_x, (size_t)cap * nf * sizeof *x);
+    if (x) st->rows_x = x;
+    double *y = realloc(st->rows_y, (size_t)cap * sizeof *y);
+    if (y) st->rows_y = y;
+    uint32_t *c = realloc(st->rows_c, (size_t)cap * sizeof *c);
+    if (c) st->rows_c = c;
+    if (!x || !y || !c) {
+      train_error(ctx, st, "out of memory while buffering rows for DiPriMe; lower \"max_rows\" or sample the rows");
+      return;
+    }
+    st->cap_rows = cap;
+  }
+  rdt_sql_features(&f->schema, argv + 2, st->rows_x + (size_t)st->n_rows * nf);
+  st->rows_y[st->n_rows] = target;
+  st->rows_c[st->n_rows] = (uint32_t)cls;
+  st->n_rows++;
 }
 
 void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -103,6 +167,10 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
     if (!train_start(ctx, st, argc, argv)) return;
   }
+  if (st->forest.config.algorithm == RDT_ALGO_DIPRIME) {
+    diprime_buffer_row(ctx, st, argv);
+    return;
+  }
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, argv[1]);
   if (cls < 0) return;
@@ -115,12 +183,22 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 static void train_cleanup(train_state *st) {
+  if (st->rows_x) { /* buffered rows are private */
+    sodium_memzero(st->rows_x, (size_t)st->cap_rows * st->forest.schema.n_features * sizeof *st->rows_x);
+    sodium_memzero(st->rows_y, (size_t)st->cap_rows * sizeof *st->rows_y);
+    sodium_memzero(st->rows_c, (size_t)st->cap_rows * sizeof *st->rows_c);
+  }
+  free(st->rows_x);
+  free(st->rows_y);
+  free(st->rows_c);
+  st->rows_x = st->rows_y = NULL;
+  st->rows_c = NULL;
   if (st->xs) /* buffered rows are private too */
     sodium_memzero(st->xs, (size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs);
   if (st->forest.counts) {
     /* Exact counts are the private part of the state: wipe them. */
     sodium_memzero(st->forest.counts, (size_t)st->forest.config.trees * st->forest.n_leaves *
-                                          st->forest.schema.n_classes * sizeof *st->forest.counts);
+                                          rdt_forest_slots(&st->forest) * sizeof *st->forest.counts);
   }
   rdt_forest_free(&st->forest);
   free(st->xs);
@@ -152,8 +230,17 @@ void rdt_train_final(sqlite3_context *ctx) {
   } else {
     rdt_rng_init_os(&noise);
   }
-  rdt_forest_add_noise(f, &noise);
+  int grown = 1;
+  if (f->config.algorithm == RDT_ALGO_DIPRIME)
+    grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
+  else
+    rdt_forest_add_noise(f, &noise);
   rdt_rng_clear(&noise);
+  if (!grown) {
+    train_cleanup(st);
+    sqlite3_result_error(ctx, "rdt_train: out of memory while growing the DiPriMe trees", -1);
+    return;
+  }
   size_t size;
   unsigned char *blob = rdt_model_encode(f, &size);
   train_cleanup(st);

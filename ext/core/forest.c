@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t rdt_forest_counters(const rdt_config *c, uint32_t n_classes) {
+uint64_t rdt_forest_counters(const rdt_config *c, uint32_t slots) {
   if (c->depth > RDT_MAX_DEPTH || c->trees > RDT_MAX_TREES) return 0;
   uint64_t n = (uint64_t)c->trees << c->depth;
   if (n > RDT_MAX_COUNTERS) return 0;
-  n *= n_classes;
+  n *= slots;
   if (n > RDT_MAX_COUNTERS) return 0;
   return n;
 }
@@ -77,16 +77,15 @@ static uint32_t reachable_codes(builder *b, uint32_t j) {
   return n;
 }
 
-/* A random subset split that separates the reachable codes (r >= 2). */
-static uint64_t draw_separating_mask(builder *b, uint32_t r) {
+uint64_t rdt_subset_separating_mask(rdt_rng *rng, const uint32_t *codes, uint32_t r) {
   for (int tries = 0; tries < 64; tries++) {
-    uint64_t mask = rdt_rng_u64(b->rng);
+    uint64_t mask = rdt_rng_u64(rng);
     uint32_t left = 0;
-    for (uint32_t i = 0; i < r; i++) left += rdt_subset_member(mask, b->codes[i]);
+    for (uint32_t i = 0; i < r; i++) left += rdt_subset_member(mask, codes[i]);
     if (left > 0 && left < r) return mask;
   }
   /* 64 failures have probability < 2^-64: fall back to "first code left". */
-  return b->codes[0] < 64 ? (uint64_t)1 << b->codes[0] : 0;
+  return codes[0] < 64 ? (uint64_t)1 << codes[0] : 0;
 }
 
 static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) {
@@ -132,7 +131,7 @@ static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) 
   }
   uint32_t r = reachable_codes(b, j);
   node->kind = subset ? RDT_SPLIT_CATEGORY_SUBSET : RDT_SPLIT_CATEGORY_EQ;
-  node->value = subset ? rdt_mask_to_value(draw_separating_mask(b, r))
+  node->value = subset ? rdt_mask_to_value(rdt_subset_separating_mask(b->rng, b->codes, r))
                        : (double)b->codes[rdt_rng_below(b->rng, r)];
   path_step *st = &b->path[b->path_len++];
   st->feature = j;
@@ -182,7 +181,7 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   f->config = *config;
   f->n_leaves = (uint32_t)1 << config->depth;
   f->n_internal = f->n_leaves - 1;
-  uint64_t counters = rdt_forest_counters(config, f->schema.n_classes);
+  uint64_t counters = rdt_forest_counters(config, rdt_forest_slots(f));
   if (counters == 0) return 0;
   f->nodes = calloc((size_t)config->trees * f->n_internal + 1, sizeof *f->nodes);
   f->counts = calloc((size_t)counters, sizeof *f->counts);
@@ -208,7 +207,8 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   rdt_rng_derive_key(id, idin, sizeof idin, "model-id");
   memcpy(f->model_id, id, sizeof f->model_id);
   rdt_rng_init_seeded(&rng, skey);
-  int ok = build_structure(f, &rng);
+  /* DiPriMe grows its trees from the data (diprime.c); RDT draws them now. */
+  int ok = config->algorithm == RDT_ALGO_DIPRIME ? 1 : build_structure(f, &rng);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
   return ok && rdt_forest_index(f);
@@ -334,7 +334,7 @@ static void walk_numeric_group(const rdt_split *sp, uint32_t depth, const double
 }
 
 static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
-  uint32_t C = f->schema.n_classes, nf = f->schema.n_features, depth = f->config.depth;
+  uint32_t C = rdt_forest_slots(f), nf = f->schema.n_features, depth = f->config.depth;
   int numeric = f->walk_mode == RDT_WALK_NUMERIC && f->cols;
   if (numeric) /* transpose once; every tree then reads columns */
     for (uint32_t r = 0; r < n_rows; r++)
@@ -373,9 +373,9 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
-      a->schema.n_classes != b->schema.n_classes)
+      rdt_forest_slots(a) != rdt_forest_slots(b) || a->config.algorithm != RDT_ALGO_RDT)
     return 0;
-  size_t n = (size_t)a->config.trees * a->n_leaves * a->schema.n_classes;
+  size_t n = (size_t)a->config.trees * a->n_leaves * rdt_forest_slots(a);
   for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
   return 1;
 }
@@ -385,20 +385,60 @@ void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   if (!f->config.is_private) return;
   /* Sensitivity k: one counter per tree changes by 1 (forest.h, item 3). */
   if (!rdt_laplace_params(f->config.eps, f->config.trees, &s, &t)) return;
-  size_t n = (size_t)f->config.trees * f->n_leaves * f->schema.n_classes;
+  size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
   for (size_t i = 0; i < n; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
 }
 
 /* ---- prediction (post-processing) ------------------------------------- */
 
+double rdt_forest_leaf_scale(const rdt_forest *f) {
+  const rdt_config *c = &f->config;
+  if (!c->is_private) return 0;
+  if (c->algorithm == RDT_ALGO_DIPRIME)
+    return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
+  return c->trees / rdt_eps_to_double(c->eps);
+}
+
+/* Regression leaves: the mean of the released sum over the released count,
+** both post-processed: a pseudo-count of half the count's noise scale at the
+** middle of the target range shrinks leaves whose count is of the order of
+** the noise; the result is clamped into [min, max]. */
+static int prepare_regression(rdt_forest *f) {
+  size_t leaves = (size_t)f->config.trees * f->n_leaves;
+  double lo = f->config.target_min, r = f->config.target_max - lo, pseudo = rdt_forest_leaf_scale(f) / 2;
+  free(f->theta);
+  f->theta = malloc(leaves * sizeof *f->theta);
+  if (!f->theta) return 0;
+  for (size_t l = 0; l < leaves; l++) {
+    double count = f->counts[2 * l] > 0 ? (double)f->counts[2 * l] : 0;
+    double sum = f->counts[2 * l + 1] > 0 ? ldexp((double)f->counts[2 * l + 1], -RDT_TARGET_GRID_LOG2) : 0;
+    double unit = count + pseudo > 0 ? (sum + 0.5 * pseudo) / (count + pseudo) : 0.5;
+    if (unit > 1) unit = 1;
+    f->theta[l] = lo + r * unit;
+  }
+  return 1;
+}
+
+double rdt_forest_regress(const rdt_forest *f, const double *xs) {
+  uint32_t leaf[WALK_GROUP];
+  double total = 0;
+  for (uint32_t t0 = 0; t0 < f->config.trees; t0 += WALK_GROUP) {
+    uint32_t n = f->config.trees - t0 < WALK_GROUP ? f->config.trees - t0 : WALK_GROUP;
+    walk_group(f, t0, n, xs, leaf);
+    for (uint32_t j = 0; j < n; j++) total += f->theta[(size_t)(t0 + j) * f->n_leaves + leaf[j]];
+  }
+  return total / f->config.trees;
+}
+
 int rdt_forest_prepare(rdt_forest *f) {
+  if (f->config.task == RDT_TASK_REGRESSION) return prepare_regression(f);
   uint32_t C = f->schema.n_classes;
   /* b = trees/eps, the scale of the noise on every counter (0 without noise).
   ** Majority rule: a tree votes only when its leaf's top class leads the
   ** runner-up by more than b; a smaller lead is mostly noise (the difference
   ** of two noisy counters has standard deviation 2b), so the tree abstains.
   ** For a non-private model only exact ties abstain. */
-  double scale = f->config.is_private ? f->config.trees / rdt_eps_to_double(f->config.eps) : 0;
+  double scale = rdt_forest_leaf_scale(f);
   /* Leaf distributions add a pseudo-count of half the noise scale b to every
   ** class: a leaf whose counters are of the order of the noise is shrunk
   ** towards uniform instead of swinging to 0 or 1, so it weighs little in

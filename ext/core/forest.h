@@ -29,8 +29,13 @@
 #define RDT_MAX_COUNTERS ((uint64_t)1 << 28)
 #define RDT_DEFAULT_TREES 10
 #define RDT_DEFAULT_DEPTH 8
+#define RDT_DIPRIME_DEFAULT_RHO 0.5
+#define RDT_DIPRIME_DEFAULT_CANDIDATES 5
+#define RDT_DIPRIME_DEFAULT_MAX_ROWS 2000000
+#define RDT_DIPRIME_MAX_ROWS 100000000
 
-typedef enum { RDT_ALGO_RDT = 1 } rdt_algorithm;
+typedef enum { RDT_ALGO_RDT = 1, RDT_ALGO_DIPRIME = 2 } rdt_algorithm;
+typedef enum { RDT_TASK_CLASSIFICATION = 1, RDT_TASK_REGRESSION = 2 } rdt_task;
 /* Where a numeric split draws its threshold (both data-independent):
 ** REACHABLE: in the interval the node's ancestors leave;
 ** GLOBAL: the paper's rule, anywhere in the public [min, max]; a threshold
@@ -61,6 +66,9 @@ typedef enum { RDT_CATEGORICAL_SUBSET = 1, RDT_CATEGORICAL_ONE_VS_REST = 2 } rdt
 ** codes below 64, one bit of a keyed mix above. */
 uint32_t rdt_subset_member(uint64_t mask, uint32_t code);
 double rdt_mask_to_value(uint64_t mask);
+/* A uniformly random mask that sends at least one and not all of the r >= 2
+** codes (a node's reachable codes) left. */
+uint64_t rdt_subset_separating_mask(rdt_rng *rng, const uint32_t *codes, uint32_t r);
 uint64_t rdt_value_to_mask(double value);
 
 typedef struct rdt_node {
@@ -87,6 +95,15 @@ typedef struct rdt_config {
   rdt_vote vote;
   rdt_split_domain splits;
   rdt_categorical categorical;
+  rdt_task task;
+  /* DiPriMe (algorithm 2) only; zero for RDT. */
+  double rho;                /* share of each tree's eps spent on splits, in (0, 1) */
+  uint32_t candidates;       /* K attributes tried per node */
+  int partition;             /* 1: each tree on a disjoint random part of the rows */
+  double target_min, target_max; /* regression: public bounds of the target */
+  uint64_t max_rows;         /* rows DiPriMe may buffer (not stored in the model) */
+  rdt_eps eps_query;         /* DiPriMe: eps of each median / selection query */
+  rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
@@ -115,9 +132,20 @@ typedef struct rdt_forest {
 
 #define RDT_LEAF_EMPTY 0xFFFF /* hence at most 65534 classes */
 
-/* Bytes of counters and nodes a configuration needs, for checks made
-** before any row is read. Returns 0 when it exceeds RDT_MAX_COUNTERS. */
-uint64_t rdt_forest_counters(const rdt_config *c, uint32_t n_classes);
+/* Released values per leaf: one counter per class, or for regression a
+** noisy count and a noisy sum (in units of the target grid). */
+#define RDT_REGRESSION_SLOTS 2
+/* 2^-16 of the target range: the public grid of regression sums. */
+#define RDT_TARGET_GRID_LOG2 16
+
+static inline uint32_t rdt_config_slots(const rdt_config *c, uint32_t n_classes) {
+  return c->task == RDT_TASK_REGRESSION ? RDT_REGRESSION_SLOTS : n_classes;
+}
+#define rdt_forest_slots(f) rdt_config_slots(&(f)->config, (f)->schema.n_classes)
+
+/* Counters a configuration needs, for checks made before any row is read.
+** Returns 0 when it exceeds RDT_MAX_COUNTERS. */
+uint64_t rdt_forest_counters(const rdt_config *c, uint32_t slots);
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
 ** Returns 0 on allocation failure (forest left freeable). */
@@ -150,6 +178,10 @@ int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps). */
 void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
 
+/* Scale of the noise on one released leaf counter (0 without noise). */
+double rdt_forest_leaf_scale(const rdt_forest *f);
+/* Regression prediction: the average of the trees' leaf means. */
+double rdt_forest_regress(const rdt_forest *f, const double *xs);
 /* Build the prediction tables. Returns 0 on allocation failure. */
 int rdt_forest_prepare(rdt_forest *f);
 /* Class probabilities under the model's vote rule. proba must hold

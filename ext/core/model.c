@@ -19,6 +19,7 @@
 #define N_SECTIONS 5
 
 #define MECH_DISCRETE_LAPLACE_LEAVES 1
+#define MECH_DIPRIME 2
 #define MECH_NONE 0
 #define RELATION_ADD_REMOVE_ONE 1
 #define LAYOUT_COMPLETE_BINARY 1
@@ -88,11 +89,17 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
-  put_u32(w, c->is_private ? MECH_DISCRETE_LAPLACE_LEAVES : MECH_NONE);
+  put_u32(w, !c->is_private ? MECH_NONE : c->algorithm == RDT_ALGO_DIPRIME ? MECH_DIPRIME : MECH_DISCRETE_LAPLACE_LEAVES);
   put_u32(w, RELATION_ADD_REMOVE_ONE);
   put_u64(w, c->is_private ? c->eps.num : 0);
   put_u32(w, RDT_EPS_DEN_LOG2);
-  put_u32(w, c->trees); /* L1 sensitivity of all counters together */
+  /* RDT: L1 sensitivity of all counters together; DiPriMe: 0 (its budget is
+  ** split per level and node, see diprime.h). */
+  put_u32(w, c->algorithm == RDT_ALGO_DIPRIME ? 0 : c->trees);
+  if (c->is_private && c->algorithm == RDT_ALGO_DIPRIME) { /* the two sub-budgets actually used */
+    put_u64(w, c->eps_query.num);
+    put_u64(w, c->eps_leaf.num);
+  }
   section_end(w, at);
 
   section_begin(w, TAG_SCHEMA, &at);
@@ -121,6 +128,12 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, c->vote);
   put_u32(w, c->splits);
   put_u32(w, c->categorical);
+  put_u32(w, c->task);
+  put_f64(w, c->rho);
+  put_u32(w, c->candidates);
+  put_u32(w, (uint32_t)c->partition);
+  put_f64(w, c->target_min);
+  put_f64(w, c->target_max);
   section_end(w, at);
 
   section_begin(w, TAG_NODES, &at);
@@ -135,7 +148,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 
   section_begin(w, TAG_LEAVES, &at);
   put_u32(w, LEAF_ENCODING_INT64);
-  size_t nc = (size_t)c->trees * f->n_leaves * s->n_classes;
+  size_t nc = (size_t)c->trees * f->n_leaves * rdt_config_slots(c, s->n_classes);
   if (!w->p) w->n += nc * 8;
   else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
   section_end(w, at);
@@ -232,9 +245,10 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   return 0;
 }
 
-static int read_values(reader *r, rdt_value **out, uint32_t *count, uint32_t max) {
+static int read_values(reader *r, rdt_value **out, uint32_t *count, uint32_t min, uint32_t max) {
   uint32_t n = get_u32(r);
-  if (r->bad || n == 0 || n > max || n > r->n - r->pos) { r->bad = 1; return 0; }
+  if (r->bad || n < min || n > max || n > r->n - r->pos) { r->bad = 1; return 0; }
+  if (n == 0) return 1;
   *out = calloc(n, sizeof **out);
   if (!*out) { r->bad = 1; return 0; }
   *count = n;
@@ -261,12 +275,13 @@ static int read_schema(reader *r, rdt_schema *s) {
       ft->max = get_f64(r);
       if (r->bad || !isfinite(ft->min) || !isfinite(ft->max) || !(ft->min < ft->max)) return 0;
     } else if (ft->type == RDT_FEATURE_CATEGORICAL) {
-      if (!read_values(r, &ft->values, &ft->n_values, RDT_MAX_VALUES)) return 0;
+      if (!read_values(r, &ft->values, &ft->n_values, 1, RDT_MAX_VALUES)) return 0;
     } else {
       return 0;
     }
   }
-  if (!read_values(r, &s->classes, &s->n_classes, RDT_MAX_CLASSES)) return 0;
+  /* 0 classes: a regression model (checked against the task below). */
+  if (!read_values(r, &s->classes, &s->n_classes, 0, RDT_MAX_CLASSES)) return 0;
   long what;
   uint32_t dup;
   return rdt_schema_build_indexes(s, &what, &dup) == 1;
@@ -323,6 +338,13 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       if (mech == MECH_DISCRETE_LAPLACE_LEAVES) {
         if (c->eps.num == 0 || rdt_eps_to_double(c->eps) > RDT_EPS_MAX) s.bad = 1;
         c->is_private = 1;
+      } else if (mech == MECH_DIPRIME) {
+        c->eps_query.num = get_u64(&s);
+        c->eps_leaf.num = get_u64(&s);
+        if (c->eps.num == 0 || rdt_eps_to_double(c->eps) > RDT_EPS_MAX || c->eps_query.num == 0 ||
+            c->eps_leaf.num == 0 || c->eps_query.num > c->eps.num || c->eps_leaf.num > c->eps.num)
+          s.bad = 1;
+        c->is_private = 1;
       } else if (mech == MECH_NONE) {
         c->is_private = 0;
       } else {
@@ -341,7 +363,19 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->vote = (rdt_vote)get_u32(&s);
       c->splits = (rdt_split_domain)get_u32(&s);
       c->categorical = (rdt_categorical)get_u32(&s);
-      if (c->algorithm != RDT_ALGO_RDT || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
+      c->task = (rdt_task)get_u32(&s);
+      c->rho = get_f64(&s);
+      c->candidates = get_u32(&s);
+      c->partition = (int)get_u32(&s);
+      c->target_min = get_f64(&s);
+      c->target_max = get_f64(&s);
+      int diprime = c->algorithm == RDT_ALGO_DIPRIME;
+      if ((c->algorithm != RDT_ALGO_RDT && !diprime) || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
+          c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION ||
+          (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
+                   : c->task != RDT_TASK_CLASSIFICATION) ||
+          (c->task == RDT_TASK_REGRESSION &&
+           !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max)) ||
           c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
           c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
           c->categorical < RDT_CATEGORICAL_SUBSET || c->categorical > RDT_CATEGORICAL_ONE_VS_REST) { why = "malformed forest parameters"; s.bad = 1; }
@@ -350,7 +384,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       f->n_leaves = (uint32_t)1 << c->depth;
       f->n_internal = f->n_leaves - 1;
       uint64_t nn = (uint64_t)c->trees * f->n_internal;
-      if (nn * 16 != len || rdt_forest_counters(c, f->schema.n_classes) == 0) { why = "node table has the wrong size"; s.bad = 1; nn = 0; }
+      if (nn * 16 != len || rdt_forest_counters(c, rdt_forest_slots(f)) == 0) { why = "node table has the wrong size"; s.bad = 1; nn = 0; }
       else if (!(f->nodes = calloc((size_t)nn + 1, sizeof *f->nodes))) { why = "out of memory"; s.bad = 1; nn = 0; }
       for (uint64_t k = 0; k < nn && !s.bad; k++) {
         rdt_node *nd = &f->nodes[k];
@@ -375,7 +409,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes) {
       seen_leaves = 1;
       uint32_t enc = get_u32(&s);
-      uint64_t nc = (uint64_t)c->trees * f->n_leaves * f->schema.n_classes;
+      uint64_t nc = (uint64_t)c->trees * f->n_leaves * rdt_forest_slots(f);
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
@@ -390,7 +424,18 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "a required section is missing";
   }
-  if (!r.bad && sensitivity != c->trees) { r.bad = 1; why = "privacy facts disagree with the forest"; }
+  if (!r.bad && sensitivity != (c->algorithm == RDT_ALGO_DIPRIME ? 0 : c->trees)) {
+    r.bad = 1;
+    why = "privacy facts disagree with the forest";
+  }
+  if (!r.bad && c->is_private && (mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME)) {
+    r.bad = 1;
+    why = "privacy mechanism disagrees with the algorithm";
+  }
+  if (!r.bad && (f->schema.n_classes == 0) != (c->task == RDT_TASK_REGRESSION)) {
+    r.bad = 1;
+    why = "classes disagree with the task";
+  }
   if (!r.bad && ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == (c->is_private != 0)) {
     r.bad = 1;
     why = "privacy flag disagrees with the privacy section";

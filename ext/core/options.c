@@ -105,16 +105,80 @@ static int parse_uint(const rdt_json *j, const char *key, uint32_t lo, uint32_t 
   return 1;
 }
 
+/* DiPriMe's own options (diprime.h). */
+static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
+  (void)s;
+  const rdt_json *j = rdt_json_get(root, "rho");
+  c->rho = RDT_DIPRIME_DEFAULT_RHO;
+  if (j) {
+    if (j->type != RDT_JSON_NUMBER || !(j->number > 0 && j->number < 1))
+      return fail(err, n, "\"rho\" must be a number strictly between 0 and 1 (the share of epsilon for splits)");
+    c->rho = j->number;
+  }
+  if (!parse_uint(rdt_json_get(root, "candidates"), "candidates", 1, RDT_MAX_FEATURES, RDT_DIPRIME_DEFAULT_CANDIDATES,
+                  &c->candidates, err, n))
+    return 0;
+  j = rdt_json_get(root, "partition");
+  c->partition = 1;
+  if (j) {
+    if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
+    c->partition = j->type == RDT_JSON_TRUE;
+  }
+  j = rdt_json_get(root, "task");
+  c->task = RDT_TASK_CLASSIFICATION;
+  if (j) {
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, "classification") == 0) c->task = RDT_TASK_CLASSIFICATION;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "regression") == 0) c->task = RDT_TASK_REGRESSION;
+    else return fail(err, n, "\"task\" must be \"classification\" or \"regression\"");
+  }
+  j = rdt_json_get(root, "target");
+  if (c->task == RDT_TASK_REGRESSION) {
+    const rdt_json *lo = rdt_json_get(j, "min"), *hi = rdt_json_get(j, "max");
+    if (!j || j->type != RDT_JSON_OBJECT || j->n != 2 || !lo || !hi || lo->type != RDT_JSON_NUMBER ||
+        hi->type != RDT_JSON_NUMBER || !isfinite(lo->number) || !isfinite(hi->number) ||
+        !(lo->number < hi->number) || !isfinite(hi->number - lo->number))
+      return fail(err, n, "a regression model needs \"target\": {\"min\": lo, \"max\": hi} with finite lo < hi "
+                          "(the public bounds of the target)");
+    c->target_min = lo->number;
+    c->target_max = hi->number;
+  } else if (j) {
+    return fail(err, n, "\"target\" applies to \"task\": \"regression\" only");
+  }
+  j = rdt_json_get(root, "max_rows");
+  c->max_rows = RDT_DIPRIME_DEFAULT_MAX_ROWS;
+  if (j) {
+    if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > RDT_DIPRIME_MAX_ROWS)
+      return fail(err, n, "\"max_rows\" must be an integer from 1 to %lld", (long long)RDT_DIPRIME_MAX_ROWS);
+    c->max_rows = (uint64_t)j->integer;
+  }
+  return 1;
+}
+
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
-                                     "seed", "algorithm", "splits", "categorical", NULL};
+                                     "seed", "algorithm", "splits", "categorical", "rho", "candidates",
+                                     "partition", "task", "target", "max_rows", NULL};
+  static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
   const rdt_json *j = rdt_json_get(root, "algorithm");
   c->algorithm = RDT_ALGO_RDT;
-  if (j && (j->type != RDT_JSON_STRING || strcmp(j->string, "rdt") != 0))
-    return fail(err, n, "\"algorithm\" must be \"rdt\"");
+  c->task = RDT_TASK_CLASSIFICATION;
+  if (j) {
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, "rdt") == 0) c->algorithm = RDT_ALGO_RDT;
+    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "diprime") == 0) c->algorithm = RDT_ALGO_DIPRIME;
+    else return fail(err, n, "\"algorithm\" must be \"rdt\" or \"diprime\"");
+  }
+  static const char *const rdt_only[] = {"splits", "categorical", NULL};
+  if (c->algorithm == RDT_ALGO_RDT) {
+    for (const char *const *k = diprime_only; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"diprime\" only", *k);
+  } else {
+    for (const char *const *k = rdt_only; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"rdt\" only", *k);
+    if (!parse_diprime(root, s, c, err, n)) return 0;
+  }
 
   j = rdt_json_get(root, "epsilon");
   if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
@@ -174,9 +238,12 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   }
 
   j = rdt_json_get(root, "classes");
-  if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
-  if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n))
-    return 0;
+  if (c->task == RDT_TASK_REGRESSION) {
+    if (j) return fail(err, n, "a regression model takes \"target\": {\"min\": lo, \"max\": hi}, not \"classes\"");
+  } else {
+    if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
+    if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n)) return 0;
+  }
 
   j = rdt_json_get(root, "features");
   if (!j) return fail(err, n, "\"features\" is required: the public domain of every feature argument");
@@ -201,7 +268,9 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"values\" of feature \"%.100s\" lists \"%.100s\" twice", s->features[what].name,
                 s->features[what].values[dup].text);
   }
-  if (rdt_forest_counters(c, s->n_classes) == 0)
+  if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
+    return fail(err, n, "\"vote\" does not apply to a regression model");
+  if (rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u classes exceeds %llu counters", c->trees,
                 c->depth, s->n_classes, (unsigned long long)RDT_MAX_COUNTERS);
   return 1;
