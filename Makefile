@@ -24,6 +24,7 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC \
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
 CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/schema.c \
+            ext/core/diprime.c \
             ext/core/options.c ext/core/forest.c ext/core/model.c
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_predict.c \
            ext/sql_median.c
@@ -45,7 +46,7 @@ build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
 
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core
+test: $(EXT) build/test_core build/fuzz-replay-model build/fuzz-replay-options
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -55,7 +56,11 @@ test-asan:
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SOFLAGS) -o build/asan/rdt.$(SOEXT) $(CORE_SRC) $(SQL_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
-	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core bash tests/run_all.sh
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core \
+	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
+	  bash tests/run_all.sh
 
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
@@ -65,3 +70,65 @@ demo:
 
 clean:
 	rm -rf dist build
+
+# ---- hostile input: fuzzing and valgrind (tests/fuzz/) --------------------
+# make fuzz          libFuzzer + ASan + UBSan builds of tests/fuzz/fuzz_{model,options}.c
+#                    (clang), each run FUZZ_SECONDS on a copy of its seed corpus in
+#                    build/fuzz/; crashes are written to build/fuzz/crashes/.
+# make fuzz-replay   the same targets built with $(CC) and tests/fuzz/replay.c, run over
+#                    tests/fuzz/corpus/ (make test runs them too).
+# make test-valgrind build/test_core and the SQL suite under valgrind.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_MAX_LEN ?= 65536
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# FUZZ_DEFS: e.g. -DRDT_FUZZ_MASK_NONE_FEATURE (see tests/fuzz/fuzz_model.c; a change
+# needs make -B). FUZZ_ARGS: more libFuzzer flags, e.g. -fork=2 -ignore_crashes=1.
+FUZZ_DEFS ?=
+FUZZ_ARGS ?=
+FUZZ_TARGETS := model options
+FUZZ_HEADERS := tests/fuzz/fuzz_common.h $(HEADERS)
+VALGRIND ?= valgrind
+
+.PHONY: fuzz fuzz-replay test-valgrind
+
+build/fuzz/fuzz_model build/fuzz/fuzz_options: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRC) $(FUZZ_HEADERS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) $(FUZZ_DEFS) -o $@ $< $(CORE_SRC) $(SODIUM_LIBS) -lm
+
+build/fuzz-replay-model build/fuzz-replay-options: build/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(CORE_SRC) $(FUZZ_HEADERS)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(CORE_SRC) $(SODIUM_LIBS) -lm
+
+fuzz: build/fuzz/fuzz_model build/fuzz/fuzz_options
+	@mkdir -p build/fuzz/crashes
+	@for t in $(FUZZ_TARGETS); do \
+	  rm -rf build/fuzz/corpus-$$t; cp -r tests/fuzz/corpus/$$t build/fuzz/corpus-$$t; \
+	  echo "# fuzz_$$t: $(FUZZ_SECONDS) s, log in build/fuzz/fuzz_$$t.log"; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=30 \
+	    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=build/fuzz/crashes/$$t- $(FUZZ_ARGS) \
+	    build/fuzz/corpus-$$t > build/fuzz/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done |^stat::|ERROR|SUMMARY|Test unit written' build/fuzz/fuzz_$$t.log; \
+	  grep -m 12 -E '^ +#[0-9]+ 0x' build/fuzz/fuzz_$$t.log; \
+	  echo "# fuzz_$$t: exit $$rc, corpus build/fuzz/corpus-$$t: $$(ls build/fuzz/corpus-$$t | wc -l) files"; \
+	  [ $$rc -eq 0 ] || fail=1; \
+	done; exit $${fail:-0}
+
+fuzz-replay: build/fuzz-replay-model build/fuzz-replay-options
+	@fail=0; for t in $(FUZZ_TARGETS); do build/fuzz-replay-$$t tests/fuzz/corpus/$$t || fail=1; done; exit $$fail
+
+# valgrind's --error-exitcode=99 marks its findings; the SQL runner fails a case
+# whose shell exits 99 (see tests/valgrind-sqlite3.sh).
+test-valgrind: $(EXT) build/test_core build/fuzz-replay-model build/fuzz-replay-options
+	@fail=0; \
+	echo "# core unit tests under valgrind"; \
+	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_core || { echo "not ok - build/test_core under valgrind (exit $$?)"; fail=1; }; \
+	echo "# fuzz corpus replay under valgrind"; \
+	for t in $(FUZZ_TARGETS); do \
+	  RDT_FUZZ_REPLAY_TIMEOUT=600 $(VALGRIND) -q --error-exitcode=99 --leak-check=full \
+	    build/fuzz-replay-$$t tests/fuzz/corpus/$$t || fail=1; \
+	done; \
+	echo "# SQL tests, sqlite3 under valgrind"; \
+	SQLITE3=$(CURDIR)/tests/valgrind-sqlite3.sh RDT_CASE_TIMEOUT=$${RDT_CASE_TIMEOUT:-120} RDT_CASE_BUDGET_MS=0 \
+	  bash tests/sql_runner.sh || fail=1; \
+	exit $$fail

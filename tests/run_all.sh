@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite and ends with one line "N passed, N failed".
 #   RDT_TEST_CORE  the core unit-test binary (default build/test_core)
+#   RDT_FUZZ_REPLAY_MODEL, RDT_FUZZ_REPLAY_OPTIONS  the fuzz targets built with
+#                  tests/fuzz/replay.c (default build/fuzz-replay-model, -options)
 #   RDT_EXT        the extension to load, without suffix (default dist/rdt)
 #   RDT_SANITIZE=1 the extension is an ASan build: preload the ASan runtime
 #                  into the (uninstrumented) sqlite3 shell.
@@ -40,6 +42,23 @@ echo "# SQL tests through the sqlite3 shell"
 out=$(LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash tests/sql_runner.sh 2>&1)
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 tally "$out"
+
+# The seed corpus of the fuzz targets (tests/fuzz/) replayed through them,
+# built without libFuzzer: every model BLOB and options document must be
+# handled without a crash, a sanitizer report or a failed property.
+for target in model options; do
+  var=RDT_FUZZ_REPLAY_$(tr a-z A-Z <<<"$target")
+  replay=${!var:-build/fuzz-replay-$target}
+  echo "# fuzz corpus replay ($replay tests/fuzz/corpus/$target)"
+  if [ "${RDT_SANITIZE:-0}" = 1 ]; then # plain binaries: leaks are checked here
+    out=$(ASAN_OPTIONS=${RDT_FUZZ_ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1} "$replay" "tests/fuzz/corpus/$target" 2>&1); rc=$?
+  else
+    out=$("$replay" "tests/fuzz/corpus/$target" 2>&1); rc=$?
+  fi
+  printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+  [ $rc -gt 1 ] && { echo "not ok - $replay exited with status $rc"; failed=$((failed + 1)); }
+  tally "$out"
+done
 
 echo "# the curator's walk-through (examples/walkthrough.sql) runs to the end"
 ext=${RDT_EXT:-dist/rdt}

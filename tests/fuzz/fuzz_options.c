@@ -1,0 +1,162 @@
+/*
+** fuzz_options.c - libFuzzer target for rdt_options_parse (hostile options
+** JSON: the bytes are passed with their length, no NUL terminator, so an
+** over-read is caught by ASan).
+**
+** On failure: a NUL-terminated, non-empty message and nothing left to free.
+** On success: the schema and configuration satisfy the documented limits;
+** and when the forest is small (fewer than 2^16 counters and a bounded
+** structure-building cost) it is built with rdt_forest_init (with a fixed
+** seed when the options have none, so that runs are reproducible), trained
+** on a few fixed rows, noised, prepared, asked for predictions, encoded,
+** decoded, and re-encoded to the same bytes, then freed.
+*/
+#include <sodium.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/rng.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (sodium_init() < 0) abort();
+  return 0;
+}
+
+#define MAX_COUNTERS_BUILT ((uint64_t)1 << 16)
+#define MAX_BUILD_WORK ((uint64_t)1 << 22)
+
+static void check_values(const rdt_value *v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    CHECK(v[i].type == RDT_VALUE_INTEGER || v[i].type == RDT_VALUE_TEXT);
+    CHECK(v[i].text != NULL && strlen(v[i].text) == v[i].text_len);
+  }
+}
+
+static void check_schema(const rdt_schema *s, const rdt_config *c) {
+  CHECK(s->n_features >= 1 && s->n_features <= RDT_MAX_FEATURES);
+  CHECK(s->n_classes >= 1 && s->n_classes <= RDT_MAX_CLASSES);
+  CHECK(c->trees >= 1 && c->trees <= RDT_MAX_TREES && c->depth >= 1 && c->depth <= RDT_MAX_DEPTH);
+  CHECK(c->algorithm == RDT_ALGO_RDT);
+  CHECK(c->vote >= RDT_VOTE_MAJORITY && c->vote <= RDT_VOTE_PROBABILISTIC);
+  CHECK(c->splits == RDT_SPLITS_REACHABLE || c->splits == RDT_SPLITS_GLOBAL);
+  CHECK(c->categorical == RDT_CATEGORICAL_SUBSET || c->categorical == RDT_CATEGORICAL_ONE_VS_REST);
+  CHECK(!c->is_private || c->eps.num > 0);
+  CHECK(rdt_forest_counters(c, s->n_classes) > 0);
+  check_values(s->classes, s->n_classes);
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    const rdt_feature *ft = &s->features[j];
+    CHECK(ft->name && ft->name[0] && strlen(ft->name) <= RDT_MAX_NAME);
+    for (uint32_t k = 0; k < j; k++) CHECK(strcmp(ft->name, s->features[k].name) != 0);
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      CHECK(isfinite(ft->min) && isfinite(ft->max) && ft->min < ft->max);
+    } else {
+      CHECK(ft->type == RDT_FEATURE_CATEGORICAL);
+      CHECK(ft->n_values >= 1 && ft->n_values <= RDT_MAX_VALUES);
+      check_values(ft->values, ft->n_values);
+    }
+  }
+}
+
+/* Rough count of the steps rdt_forest_init takes to draw the structure:
+** every internal node scans every feature, a categorical one costs its
+** codes times the path length. */
+static uint64_t build_work(const rdt_schema *s, const rdt_config *c) {
+  uint64_t per_node = 0;
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    const rdt_feature *ft = &s->features[j];
+    per_node += 1 + (ft->type == RDT_FEATURE_CATEGORICAL ? (uint64_t)(ft->n_values + 1) * (c->depth + 1) : 0);
+  }
+  return ((uint64_t)c->trees << c->depth) * per_node;
+}
+
+static void build_and_check(rdt_schema *s, rdt_config *c) {
+  if (!c->seeded) { /* reproducible runs: a fixed structure key */
+    c->seeded = 1;
+    memset(c->seed_key, 0x5A, sizeof c->seed_key);
+  }
+  rdt_forest f;
+  CHECK(rdt_forest_init(&f, s, c)); /* takes the schema */
+  uint32_t C = f.schema.n_classes, nf = f.schema.n_features;
+
+  /* Structure invariants that the model decoder checks too. */
+  size_t nn = (size_t)f.config.trees * f.n_internal;
+  for (size_t i = 0; i < nn; i++) {
+    const rdt_node *nd = &f.nodes[i];
+    if (nd->kind == RDT_SPLIT_NONE) continue;
+    CHECK(nd->feature < nf);
+    const rdt_feature *ft = &f.schema.features[nd->feature];
+    if (nd->kind == RDT_SPLIT_NUMERIC) {
+      CHECK(ft->type == RDT_FEATURE_NUMERIC && nd->value >= ft->min && nd->value <= ft->max);
+    } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
+      CHECK(ft->type == RDT_FEATURE_CATEGORICAL && nd->value >= 0 && nd->value <= ft->n_values);
+    } else {
+      CHECK(nd->kind == RDT_SPLIT_CATEGORY_SUBSET && ft->type == RDT_FEATURE_CATEGORICAL);
+    }
+  }
+
+  /* A few rows: every fixed vector, classes in turn, row by row and batched. */
+  double *rows = malloc((size_t)FUZZ_N_VECTORS * nf * sizeof *rows);
+  uint32_t cls[FUZZ_N_VECTORS];
+  CHECK(rows);
+  for (int v = 0; v < FUZZ_N_VECTORS; v++) {
+    fuzz_vector(&f, v, rows + (size_t)v * nf);
+    cls[v] = (uint32_t)v % C;
+    rdt_forest_train_row(&f, rows + (size_t)v * nf, cls[v]);
+  }
+  rdt_forest_train_batch(&f, rows, cls, FUZZ_N_VECTORS);
+  free(rows);
+  int64_t total = 0;
+  for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * C; i++) total += f.counts[i];
+  CHECK(total == (int64_t)2 * FUZZ_N_VECTORS * f.config.trees);
+
+  rdt_rng noise;
+  unsigned char key[RDT_RNG_KEYBYTES];
+  memset(key, 0xA5, sizeof key);
+  rdt_rng_init_seeded(&noise, key);
+  rdt_forest_add_noise(&f, &noise);
+  rdt_rng_clear(&noise);
+  CHECK(rdt_forest_prepare(&f));
+  fuzz_check_predictions(&f);
+
+  size_t size = 0, size2 = 0;
+  unsigned char *blob = rdt_model_encode(&f, &size);
+  CHECK(blob && size == rdt_model_size(&f));
+  rdt_forest g;
+  char err[256];
+  if (!rdt_model_decode(blob, size, &g, err, sizeof err)) {
+    fprintf(stderr, "decode of a fresh model failed: %s\n", err);
+    CHECK(!"a freshly encoded model decodes");
+  }
+  unsigned char *blob2 = rdt_model_encode(&g, &size2);
+  CHECK(blob2 && size2 == size && memcmp(blob, blob2, size) == 0);
+  fuzz_check_predictions(&g);
+  free(blob);
+  free(blob2);
+  rdt_forest_free(&g);
+  rdt_forest_free(&f);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  rdt_schema s;
+  rdt_config c;
+  char err[256];
+  err[0] = 0;
+  if (!rdt_options_parse((const char *)data, size, &s, &c, err, sizeof err)) {
+    /* Nothing to free: anything still allocated here is a leak (ASan). */
+    CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);
+    return 0;
+  }
+  check_schema(&s, &c);
+  if (rdt_forest_counters(&c, s.n_classes) < MAX_COUNTERS_BUILT && build_work(&s, &c) < MAX_BUILD_WORK)
+    build_and_check(&s, &c);
+  else
+    rdt_schema_free(&s);
+  return 0;
+}

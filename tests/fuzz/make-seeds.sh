@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Regenerates the seed corpus of the fuzz targets (tests/fuzz/corpus/):
+#   bash tests/fuzz/make-seeds.sh        (needs make's dist/rdt, sqlite3, python3)
+# model/: seeded models of several shapes trained through the sqlite3 shell, the
+#   golden BLOB, and models derived from them (truncated, corrupted, foreign,
+#   re-checksummed with a bad field, or accepted but not canonical);
+# options/: valid and invalid option documents (ok-*, json-*, opt-*).
+# The files are committed; re-running rewrites them (seeded, so the trained
+# models come out identical except unseeded.blob).
+set -eu
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+M=$REPO/tests/fuzz/corpus/model
+O=$REPO/tests/fuzz/corpus/options
+mkdir -p "$M" "$O"
+cd "$M"
+sqlite3 -batch -bail :memory: >/dev/null <<SQL
+.load $REPO/dist/rdt
+.import --csv $REPO/tests/data/banknote.csv bank
+.import --csv $REPO/tests/data/congressional_voting.csv vote
+SELECT writefile('numeric-threshold.blob', rdt_train('{"epsilon": 1, "trees": 3, "depth": 3, "seed": 1, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
+SELECT writefile('numeric-global-majority.blob', rdt_train('{"epsilon": 0.5, "trees": 2, "depth": 4, "seed": 2, "vote": "majority", "splits": "global", "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}]}', label, variance, entropy)) FROM bank;
+SELECT writefile('categorical-subset-text-classes.blob', rdt_train('{"epsilon": 2, "trees": 3, "depth": 3, "seed": "abc", "classes": ["democrat", "republican"], "features": [{"name": "infants", "type": "categorical", "values": ["y", "n"]}, {"name": "water", "type": "categorical", "values": ["y", "n"]}, {"name": "budget", "type": "categorical", "values": ["y", "n"]}]}', label, handicapped_infants, water_project_cost_sharing, adoption_of_the_budget_resolution)) FROM vote;
+SELECT writefile('categorical-one-vs-rest-probabilistic.blob', rdt_train('{"epsilon": 2, "trees": 2, "depth": 4, "seed": 7, "vote": "probabilistic", "categorical": "one_vs_rest", "classes": ["democrat", "republican"], "features": [{"name": "infants", "type": "categorical", "values": ["y", "n"]}, {"name": "crime", "type": "categorical", "values": ["y", "n"]}]}', label, handicapped_infants, crime)) FROM vote;
+SELECT writefile('three-int-classes-mixed.blob', rdt_train('{"epsilon": 1, "trees": 2, "depth": 3, "seed": 3, "vote": "majority", "classes": [1, 2, 3], "features": [{"name": "x", "type": "numeric", "min": 0, "max": 1}, {"name": "c", "type": "categorical", "values": [10, 20, -30, "forty"]}]}', 1 + value % 3, value / 10.0, value % 5 * 10)) FROM generate_series(1, 30);
+SELECT writefile('three-text-classes-nonprivate.blob', rdt_train('{"epsilon": null, "trees": 2, "depth": 2, "seed": 4, "classes": ["a", "b", "c"], "features": [{"name": "x", "type": "numeric", "min": -1e300, "max": 1e300}]}', char(97 + value % 3), value)) FROM generate_series(1, 30);
+SELECT writefile('unseeded.blob', rdt_train('{"epsilon": 3, "trees": 1, "depth": 2, "classes": [0, 1], "features": [{"name": "x", "type": "numeric", "min": 0, "max": 10}]}', value % 2, value)) FROM generate_series(1, 10);
+SELECT writefile('one-class-depth1.blob', rdt_train('{"epsilon": 1000000, "trees": 1, "depth": 1, "seed": 5, "classes": ["only"], "features": [{"name": "x", "type": "numeric", "min": 0, "max": 1}]}', 'only', 0.5));
+SELECT writefile('categorical-70-values.blob', rdt_train('{"epsilon": 1, "trees": 2, "depth": 5, "seed": 6, "classes": [0, 1], "features": [{"name": "wide", "type": "categorical", "values": [' || (SELECT group_concat(value, ',') FROM generate_series(0, 69)) || ']}, {"name": "yn", "type": "categorical", "values": ["y"]}]}', value % 2, value % 75, 'y')) FROM generate_series(1, 40);
+SELECT writefile('unicode-names-min-eps.blob', rdt_train('{"epsilon": 0.000001, "trees": 1, "depth": 2, "seed": "\u00e9\ud83d\ude00", "classes": ["\u00fcber", "\u65e5\u672c"], "features": [{"name": "\u0394x", "type": "numeric", "min": -0.5, "max": 0.5}, {"name": "k", "type": "categorical", "values": ["\ud83d\ude00", 9223372036854775807, -9223372036854775808]}]}', NULL, 0, 'k'));
+SELECT writefile('categorical-none-nodes.blob', rdt_train('{"epsilon": 1, "trees": 2, "depth": 3, "seed": 8, "classes": [0, 1], "features": [{"name": "yn", "type": "categorical", "values": ["y", "n"]}]}', value % 2, CASE WHEN value % 3 THEN 'y' END)) FROM generate_series(1, 20);
+SQL
+cp "$REPO/tests/golden/model_v1.blob" golden-model_v1.blob
+
+python3 - "$M" <<'PY'
+import hashlib, struct, os, sys
+def fix(b, length=True):
+    b = bytearray(b)
+    if length: b[32:40] = struct.pack('<Q', len(b))
+    b[-32:] = hashlib.blake2b(bytes(b[:-32]), digest_size=32).digest()
+    return bytes(b)
+def sections(b):
+    n = struct.unpack_from('<I', b, 40)[0]; pos = 48; out = []
+    for i in range(n):
+        tag, fl, ln = struct.unpack_from('<IIQ', b, pos); out.append((b[pos:pos+4].decode(), fl, b[pos+16:pos+16+ln])); pos += 16+ln
+    return out
+def build(hdr, secs):
+    body = b''.join(t.encode() + struct.pack('<IQ', fl, len(d)) + d for t, fl, d in secs)
+    h = bytearray(hdr[:48]); h[40:44] = struct.pack('<I', len(secs))
+    return fix(bytes(h) + body + b'\0'*32)
+out = sys.argv[1]
+def w(name, data): open(os.path.join(out, name), 'wb').write(data)
+num = open('numeric-threshold.blob','rb').read()
+w('bad-truncated-100.blob', num[:100])
+w('bad-truncated-minus-1.blob', num[:-1])
+x = bytearray(num); x[-1] ^= 1; w('bad-checksum-bit.blob', bytes(x))
+x = bytearray(num); x[8:12] = struct.pack('<I', 2 << 16); w('bad-version-2.0.blob', fix(x))
+x = bytearray(num + b'\0'); w('bad-declared-length.blob', fix(x, length=False))
+w('bad-foreign-sqlite.blob', b'SQLite format 3\0' + b'\0'*84)
+w('bad-empty.blob', b'')
+w('bad-magic-only.blob', b'RDTMODEL')
+w('bad-header-only.blob', fix(num[:48] + b'\0'*32))
+s = sections(num)
+w('bad-unknown-required-section.blob', build(num, s + [('XTRA', 1, b'abc')]))
+x = bytearray(s[3][2]); x[0:4] = struct.pack('<I', 99)  # NODE 0: feature 99 on a numeric split
+w('bad-node-feature.blob', build(num, s[:3] + [(s[3][0], s[3][1], bytes(x))] + s[4:]))
+x = bytearray(s[2][2]); x[12:16] = struct.pack('<I', 31)  # FRST depth 31
+w('bad-depth-31.blob', build(num, s[:2] + [(s[2][0], s[2][1], bytes(x))] + s[3:]))
+x = bytearray(s[4][2]); w('bad-leaf-short.blob', build(num, s[:4] + [(s[4][0], s[4][1], bytes(x[:-8]))]))
+# accepted but not canonical (the decoder's deliberate leniencies)
+h = bytearray(num[:48]); h[8:12] = struct.pack('<I', 1 << 16 | 7); h[28:32] = struct.pack('<I', 1 | 0x80); h[44:48] = b'\xff\xff\xff\xff'
+w('lenient-minor-flags-reserved.blob', build(bytes(h), s))
+w('lenient-empty-optional-section-reordered.blob', build(num, [s[2], ('XTRA', 0, b''), s[1], s[0], s[3], s[4]]))
+# model-format.md: "unknown optional sections are skipped"; the decoder rejects a non-empty one
+w('optional-section-nonempty.blob', build(num, s + [('XTRA', 0, b'optional')]))
+np = open('three-text-classes-nonprivate.blob','rb').read(); sn = sections(np)
+x = bytearray(sn[0][2]); x[8:16] = struct.pack('<Q', 12345)
+w('lenient-nonprivate-eps-ignored.blob', build(np, [(sn[0][0], sn[0][1] | 6, bytes(x))] + sn[1:]))
+PY
+
+python3 - "$O" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+docs = {}
+F_NUM = '{"name": "x", "type": "numeric", "min": 0, "max": 1}'
+def base(extra='', features=F_NUM, classes='[0, 1]', eps='1'):
+    return '{"epsilon": %s, "classes": %s, "features": [%s]%s}' % (eps, classes, features, extra)
+docs['ok-minimal'] = base()
+docs['ok-every-key'] = ('{"epsilon": 0.75, "trees": 4, "depth": 3, "vote": "majority", "classes": ["no", "yes"],\n'
+  ' "features": [{"name": "age", "type": "numeric", "min": 18, "max": 99},\n'
+  '              {"name": "colour", "type": "categorical", "values": ["red", "green", 3, -4]}],\n'
+  ' "seed": 42, "algorithm": "rdt", "splits": "global", "categorical": "one_vs_rest"}')
+docs['ok-subset-probabilistic-text-seed'] = base(', "vote": "probabilistic", "categorical": "subset", "splits": "reachable", "seed": "s\\u00e9ed", "trees": 3, "depth": 4',
+  features=F_NUM + ', {"name": "c", "type": "categorical", "values": [' + ','.join(str(i) for i in range(70)) + ']}, {"name": "one", "type": "categorical", "values": ["only"]}')
+docs['ok-epsilon-null-three-classes'] = base(', "trees": 2, "depth": 2', classes='[1, 2, 3]', eps='null')
+docs['ok-unicode'] = ('{"epsilon": 1e-6, "classes": ["\\u00fcber", "\\u65e5\\u672c", "\\ud83d\\ude00", "tab\\tnew\\nline\\/\\\\\\"q\\b\\f\\r", "raw \u00e9\u65e5\U0001F600"],'
+  ' "features": [{"name": "\\u0394x", "type": "numeric", "min": -1.5e-300, "max": 2.5E+300}], "seed": "\\uD834\\uDD1E"}')
+docs['ok-extreme-values'] = ('{"epsilon": 1000000, "trees": 1024, "depth": 1, "classes": [9223372036854775807, -9223372036854775808, 0],'
+  ' "features": [{"name": "x", "type": "numeric", "min": -1.7976931348623157e308, "max": 1.7976931348623157e308},'
+  ' {"name": "k", "type": "categorical", "values": [-0, "-0", "00"]}], "seed": -9223372036854775808}')
+docs['ok-whitespace'] = ' \t\r\n{ "epsilon" : 2 , "depth" : 28 , "trees" : 1 , "classes" : [ "a" ] , "features" : [ { "type" : "numeric" , "name" : "x" , "max" : 1 , "min" : -1 } ] } \n\t '
+docs['ok-many-features'] = base(', "trees": 1, "depth": 6', features=', '.join('{"name": "f%d", "type": "%s", %s}' % (i, 'numeric' if i % 2 else 'categorical', '"min": %d, "max": %d' % (-i, i) if i % 2 else '"values": ["a", "b", %d]' % i) for i in range(120)))
+# JSON errors
+for name, text in {
+    'json-empty': '', 'json-space': '   ', 'json-null': 'null', 'json-array': '[]', 'json-string': '"epsilon"',
+    'json-trailing-comma': '{"epsilon": 1,}', 'json-trailing-chars': base() + ' x', 'json-two-docs': base() + base(),
+    'json-unterminated-string': '{"epsilon": 1, "seed": "abc', 'json-bad-escape': '{"seed": "\\x41"}',
+    'json-short-unicode': '{"seed": "\\u00"}', 'json-unpaired-high': '{"seed": "\\ud800"}', 'json-unpaired-low': '{"seed": "\\udc00x"}',
+    'json-high-then-bad': '{"seed": "\\ud800\\u0041"}', 'json-nul-escape': '{"seed": "a\\u0000b"}', 'json-control-char': '{"seed": "a\x01b"}',
+    'json-raw-nul': '{"seed": "a\x00b"}', 'json-backslash-end': '{"seed": "\\', 'json-no-colon': '{"epsilon" 1}',
+    'json-bare-word': '{"epsilon": tru}', 'json-leading-zero': '{"epsilon": 01}', 'json-lone-minus': '{"epsilon": -}',
+    'json-dot': '{"epsilon": 1.}', 'json-exp': '{"epsilon": 1e}', 'json-plus': '{"epsilon": +1}', 'json-nan': '{"epsilon": NaN}',
+    'json-number-63-chars': '{"epsilon": 0.' + '1' * 61 + '}', 'json-number-64-chars': '{"epsilon": 0.' + '1' * 62 + '}',
+    'json-depth-32': '{"seed": ' + '[' * 32 + ']' * 32 + '}', 'json-depth-33': '{"seed": ' + '[' * 33 + ']' * 33 + '}',
+    'json-depth-2000': '[' * 2000, 'json-depth-objects': '{"a":' * 40 + '1' + '}' * 40,
+    'ok-invalid-utf8': '{"epsilon": 1, "classes": ["\udcff"], "features": [' + F_NUM + ']}',
+}.items():
+    docs[name] = text
+# option errors
+errs = {
+    'opt-unknown-key': base(', "epsilom": 1'), 'opt-duplicate-key': base(', "epsilon": 2'),
+    'opt-no-epsilon': '{"classes": [0], "features": [' + F_NUM + ']}', 'opt-epsilon-zero': base(eps='0'),
+    'opt-epsilon-negative': base(eps='-1'), 'opt-epsilon-huge': base(eps='1e309'), 'opt-epsilon-tiny': base(eps='1e-400'),
+    'opt-epsilon-too-big': base(eps='1000001'), 'opt-epsilon-too-small': base(eps='9.9e-7'), 'opt-epsilon-string': base(eps='"1"'),
+    'opt-epsilon-true': base(eps='true'), 'opt-trees-zero': base(', "trees": 0'), 'opt-trees-1025': base(', "trees": 1025'),
+    'opt-trees-float': base(', "trees": 2.0'), 'opt-trees-int64-overflow': base(', "trees": 123456789012345678901234567890'),
+    'opt-trees-neg': base(', "trees": -9223372036854775809'), 'opt-depth-31': base(', "depth": 31'),
+    'opt-vote-bad': base(', "vote": "Majority"'), 'opt-splits-bad': base(', "splits": 1'), 'opt-categorical-bad': base(', "categorical": null'),
+    'opt-algorithm-bad': base(', "algorithm": "forest"'), 'opt-seed-float': base(', "seed": 1.5'), 'opt-seed-object': base(', "seed": {}'),
+    'opt-no-classes': '{"epsilon": 1, "features": [' + F_NUM + ']}', 'opt-classes-empty': base(classes='[]'),
+    'opt-classes-dup-text': base(classes='[1, "1"]'), 'opt-classes-float': base(classes='[1.5]'), 'opt-classes-nested': base(classes='[[1]]'),
+    'opt-classes-object': base(classes='{"a": 1}'), 'opt-no-features': '{"epsilon": 1, "classes": [0]}',
+    'opt-features-empty': base(features=''), 'opt-features-not-array': '{"epsilon": 1, "classes": [0], "features": {}}',
+    'opt-feature-not-object': base(features='"x"'), 'opt-feature-unknown-key': base(features='{"name": "x", "type": "numeric", "min": 0, "max": 1, "mean": 0}'),
+    'opt-feature-dup-key': base(features='{"name": "x", "name": "y", "type": "numeric", "min": 0, "max": 1}'),
+    'opt-feature-no-name': base(features='{"type": "numeric", "min": 0, "max": 1}'), 'opt-feature-empty-name': base(features='{"name": "", "type": "numeric", "min": 0, "max": 1}'),
+    'opt-feature-long-name': base(features='{"name": "%s", "type": "numeric", "min": 0, "max": 1}' % ('n' * 1025)),
+    'opt-feature-no-type': base(features='{"name": "x", "min": 0, "max": 1}'), 'opt-feature-bad-type': base(features='{"name": "x", "type": "ordinal"}'),
+    'opt-numeric-min-eq-max': base(features='{"name": "x", "type": "numeric", "min": 1, "max": 1}'),
+    'opt-numeric-inf': base(features='{"name": "x", "type": "numeric", "min": -1e999, "max": 1}'),
+    'opt-numeric-with-values': base(features='{"name": "x", "type": "numeric", "min": 0, "max": 1, "values": [1]}'),
+    'opt-numeric-string-bound': base(features='{"name": "x", "type": "numeric", "min": "0", "max": 1}'),
+    'opt-categorical-no-values': base(features='{"name": "c", "type": "categorical"}'),
+    'opt-categorical-empty-values': base(features='{"name": "c", "type": "categorical", "values": []}'),
+    'opt-categorical-with-min': base(features='{"name": "c", "type": "categorical", "values": [1], "min": 0}'),
+    'opt-categorical-dup-values': base(features='{"name": "c", "type": "categorical", "values": ["a", "b", "a"]}'),
+    'opt-categorical-bad-value': base(features='{"name": "c", "type": "categorical", "values": ["a", true]}'),
+    'opt-dup-feature-names': base(features=F_NUM + ', ' + F_NUM),
+    'opt-too-many-features': base(features=', '.join('{"name":"f%d","type":"numeric","min":0,"max":1}' % i for i in range(1001))),
+    'opt-model-too-large': base(', "trees": 1024, "depth": 30'), 'opt-model-too-large-classes': base(', "trees": 1024, "depth": 18', classes='[1,2,3,4,5]'),
+}
+docs.update(errs)
+for name, text in docs.items():
+    with open(os.path.join(out, name + '.json'), 'w', encoding='utf-8', errors='surrogateescape') as f:
+        f.write(text)
+print(len(docs))
+PY
