@@ -391,7 +391,10 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
         nd->feature = get_u32(&s);
         nd->kind = get_u32(&s);
         nd->value = get_f64(&s);
-        if (nd->kind == RDT_SPLIT_NONE) continue;
+        if (nd->kind == RDT_SPLIT_NONE) { /* canonical: a walk may read xs[feature] */
+          if (nd->feature != 0 || nd->value != 0) s.bad = 1;
+          continue;
+        }
         if (nd->feature >= f->schema.n_features) { s.bad = 1; break; }
         const rdt_feature *ft = &f->schema.features[nd->feature];
         if (nd->kind == RDT_SPLIT_NUMERIC) {
