@@ -271,8 +271,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
     return fail(err, n, "\"vote\" does not apply to a regression model");
   if (rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
-    return fail(err, n, "model too large: %u trees x 2^%u leaves x %u classes exceeds %llu counters", c->trees,
-                c->depth, s->n_classes, (unsigned long long)RDT_MAX_COUNTERS);
+    return fail(err, n, "model too large: %u trees x 2^%u leaves x %u values per leaf exceeds %llu counters",
+                c->trees, c->depth, rdt_config_slots(c, s->n_classes), (unsigned long long)RDT_MAX_COUNTERS);
   return 1;
 }
 
