@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diprime.h"
 #include "core/forest.h"
 #include "core/median.h"
 #include "core/noise.h"
@@ -337,6 +338,68 @@ static void audit_median(int broken) {
          k[0], k[1], MEDIAN_EVENTS, 1.0, !broken);
 }
 
+/* ---- mechanism 6: a whole DiPriMe tree on tiny data ------------------- */
+/* Neighbours: D = {0.2 (class 0), 0.3 (0), 0.7 (1)} and D' = D + {0.8 (1)}; one
+** numeric feature, one tree of depth 1, K = 1: a private median (the split)
+** and noisy leaf counts. Released: threshold and counters; events on both.
+** The broken twin spends four times the leaf budget it reports. */
+#define DIPRIME_EVENTS 5
+#define DIPRIME_SAMPLES (SAMPLES / 5)
+static const char *DIPRIME_OPTS =
+    "{\"algorithm\": \"diprime\", \"epsilon\": 1, \"trees\": 1, \"depth\": 1, \"candidates\": 1,"
+    " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+static void audit_diprime(int broken) {
+  double xs[4] = {0.2, 0.3, 0.7, 0.8};
+  uint32_t cls[4] = {0, 0, 1, 1};
+  long k[2][DIPRIME_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "diprime-broken" : "diprime", 0);
+  double claimed = 0;
+  for (long i = 0; i < DIPRIME_SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      rdt_schema schema;
+      rdt_config config;
+      char err[256];
+      rdt_forest f;
+      if (!rdt_options_parse(DIPRIME_OPTS, strlen(DIPRIME_OPTS), &schema, &config, err, sizeof err) ||
+          !rdt_diprime_budget(&config, 1)) {
+        check(0, "diprime audit setup");
+        return;
+      }
+      claimed = rdt_eps_to_double(config.eps);
+      if (broken) config.eps_leaf.num *= 4;
+      if (!rdt_forest_init(&f, &schema, &config) || !rdt_diprime_train(&f, xs, cls, NULL, side ? 4 : 3, &rng)) {
+        check(0, "diprime audit training");
+        return;
+      }
+      double t = f.nodes[0].value;
+      int64_t *c = f.counts; /* leaf 0: c[0], c[1]; leaf 1: c[2], c[3] */
+      k[side][0] += t < 0.5;
+      k[side][1] += c[3] >= 2;
+      k[side][2] += c[3] <= 0;
+      k[side][3] += c[3] >= 1 && c[2] <= 0;
+      k[side][4] += c[1] + c[3] >= 2;
+      rdt_forest_free(&f);
+    }
+  }
+  rdt_rng_clear(&rng);
+  /* the lower bound uses DIPRIME_SAMPLES runs per side */
+  double lb = 0, a = ALPHA / (4.0 * DIPRIME_EVENTS);
+  for (int e = 0; e < DIPRIME_EVENTS; e++) {
+    double l0 = cp_lower(k[0][e], DIPRIME_SAMPLES, a), u0 = cp_upper(k[0][e], DIPRIME_SAMPLES, a);
+    double l1 = cp_lower(k[1][e], DIPRIME_SAMPLES, a), u1 = cp_upper(k[1][e], DIPRIME_SAMPLES, a);
+    if (l0 > 0 && u1 > 0 && log(l0 / u1) > lb) lb = log(l0 / u1);
+    if (l1 > 0 && u0 > 0 && log(l1 / u0) > lb) lb = log(l1 / u0);
+  }
+  char line[256];
+  snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s",
+           broken ? "DiPriMe tree spending four times the leaf budget it accounts for"
+                  : "DiPriMe tree (median split + leaf counts) on 3 vs 4 rows",
+           lb, claimed, broken ? " -> rejected as it must be" : "");
+  check(broken ? lb > claimed : lb <= claimed, line);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -353,6 +416,8 @@ int main(void) {
   audit_selection(1);
   audit_median(0);
   audit_median(1);
+  audit_diprime(0);
+  audit_diprime(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

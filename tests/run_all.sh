@@ -38,6 +38,12 @@ printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 [ $rc -gt 1 ] && { echo "not ok - $core exited with status $rc"; failed=$((failed + 1)); }
 tally "$out"
 
+echo "# privacy audits (${RDT_AUDIT:-build/audit})"
+out=$("${RDT_AUDIT:-build/audit}" 2>&1); rc=$?
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+[ $rc -gt 1 ] && { echo "not ok - ${RDT_AUDIT:-build/audit} exited with status $rc"; failed=$((failed + 1)); }
+tally "$out"
+
 echo "# SQL tests through the sqlite3 shell"
 out=$(LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash tests/sql_runner.sh 2>&1)
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
