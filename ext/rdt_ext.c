@@ -44,6 +44,11 @@ static const struct {
     {"rdt_predict_proba", -1, RDT_PURE, rdt_predict_proba_func, NULL, NULL},
     {"rdt_info", 1, RDT_PURE, rdt_info_func, NULL, NULL},
     {"rdt_version", 0, RDT_PURE, rdt_version_func, NULL, NULL},
+    /* Fresh keys every call; signing handles a secret key: keep it out of
+    ** views and triggers. Verification is a pure function. */
+    {"rdt_keypair", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_keypair_func, NULL, NULL},
+    {"rdt_sign", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_sign_func, NULL, NULL},
+    {"rdt_verify", 2, RDT_PURE, rdt_verify_func, NULL, NULL},
 };
 
 #ifdef _WIN32

@@ -3,6 +3,7 @@
 ** All of them are post-processing of a released model: they read no private
 ** rows and spend no privacy budget.
 */
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,16 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       sqlite3_str_appendall(o, "]}");
     }
   }
-  sqlite3_str_appendf(o, "],\"seeded\":%s,\"release\":", c->seeded ? "true" : "false");
+  sqlite3_str_appendf(o, "],\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
+                      f->is_signed ? "true" : "false");
+  if (f->is_signed) {
+    char pk[65];
+    sodium_bin2hex(pk, sizeof pk, f->public_key, 32);
+    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
+    rdt_sql_json_string(o, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
+    sqlite3_str_appendchar(o, 1, ',');
+  }
+  sqlite3_str_appendall(o, "\"release\":");
   if (!c->is_private)
     sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the leaf counts are exact; never publish "
                              "this model\"");

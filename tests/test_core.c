@@ -18,6 +18,7 @@
 #include "core/noise.h"
 #include "core/options.h"
 #include "core/select.h"
+#include "core/sign.h"
 
 static int n_pass, n_fail;
 
@@ -653,6 +654,54 @@ static void test_model(const char *golden_path) {
   rdt_rng_clear(&rng);
 }
 
+static void test_sign(void) {
+  size_t size, ssize;
+  unsigned char *blob = golden_model(&size);
+  unsigned char pk[32], sk[64], pk2[32], sk2[64];
+  crypto_sign_keypair(pk, sk);
+  crypto_sign_keypair(pk2, sk2);
+  char err[256];
+  const char *note = "Example Clinic, release 2026-11";
+  unsigned char *sm = rdt_model_sign(blob, size, sk, note, strlen(note), &ssize, err, sizeof err);
+  check(sm && rdt_model_verify(sm, ssize, pk), "sign: a signed model verifies with the signer's key");
+  check(sm && !rdt_model_verify(sm, ssize, pk2), "sign: ... and not with another key");
+  check(!rdt_model_verify(blob, size, pk), "sign: an unsigned model does not verify");
+  rdt_forest f;
+  int ok = sm && rdt_model_decode(sm, ssize, &f, err, sizeof err);
+  check(ok && f.is_signed && strcmp(f.note, note) == 0 && memcmp(f.public_key, pk, 32) == 0,
+        "sign: the signed model decodes with its note and key");
+  if (ok) {
+    size_t n2;
+    unsigned char *again = rdt_model_encode(&f, &n2);
+    check(again && n2 == ssize && memcmp(again, sm, ssize) == 0, "sign: a signed model re-encodes byte for byte");
+    free(again);
+    rdt_forest_free(&f);
+  }
+  size_t n3;
+  check(sm && !rdt_model_sign(sm, ssize, sk, "", 0, &n3, err, sizeof err) && strstr(err, "already signed"),
+        "sign: signing twice is refused");
+  /* Every single flipped bit fails verification, also when the attacker
+  ** recomputes the checksum afterwards. */
+  int all_fail = 1, all_fail_rechecked = 1;
+  for (size_t bit = 0; sm && bit < ssize * 8; bit++) {
+    sm[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    all_fail &= !rdt_model_verify(sm, ssize, pk);
+    if (bit / 8 < ssize - RDT_CHECKSUM_BYTES) {
+      unsigned char saved[RDT_CHECKSUM_BYTES];
+      memcpy(saved, sm + ssize - RDT_CHECKSUM_BYTES, sizeof saved);
+      crypto_generichash(sm + ssize - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, sm, ssize - RDT_CHECKSUM_BYTES, NULL, 0);
+      all_fail_rechecked &= !rdt_model_verify(sm, ssize, pk);
+      memcpy(sm + ssize - RDT_CHECKSUM_BYTES, saved, sizeof saved);
+    }
+    sm[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+  }
+  check(all_fail, "sign: every single-bit flip of a signed model fails verification");
+  check(all_fail_rechecked, "sign: ... also with the checksum recomputed after the flip");
+  check(sm && rdt_model_verify(sm, ssize, pk), "sign: the restored model verifies again");
+  free(sm);
+  free(blob);
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -676,6 +725,7 @@ int main(int argc, char **argv) {
   test_options();
   test_forest();
   test_model(golden);
+  test_sign();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

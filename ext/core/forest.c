@@ -222,6 +222,7 @@ void rdt_forest_free(rdt_forest *f) {
   free(f->counts);
   free(f->theta);
   free(f->leaf_vote);
+  free(f->note);
   memset(f, 0, sizeof *f);
 }
 

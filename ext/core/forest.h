@@ -119,6 +119,11 @@ typedef struct rdt_forest {
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   double *cols;              /* training scratch: one group of rows, column-major */
   int64_t *counts;           /* trees * n_leaves * n_classes */
+  /* Publisher's signature (sign.h): the last section of a signed model. */
+  int is_signed;
+  char *note;                /* publisher note, NUL-terminated (may be empty) */
+  unsigned char public_key[32];
+  unsigned char signature[64];
   /* Prediction tables derived from counts (rdt_forest_prepare). */
   double *theta;             /* trees * n_leaves * n_classes */
   uint16_t *leaf_vote;       /* argmax class, or RDT_LEAF_EMPTY */

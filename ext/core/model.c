@@ -14,6 +14,7 @@
 #define TAG_FOREST TAG('F', 'R', 'S', 'T')
 #define TAG_NODES TAG('N', 'O', 'D', 'E')
 #define TAG_LEAVES TAG('L', 'E', 'A', 'F')
+#define TAG_SIGNATURE TAG('S', 'I', 'G', 'N')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -79,13 +80,14 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_config *c = &f->config;
   const rdt_schema *s = &f->schema;
   size_t at;
-  uint32_t flags = (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) | (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE);
+  uint32_t flags = (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) | (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) |
+                   (f->is_signed ? RDT_MODEL_FLAG_SIGNED : 0);
   put_bytes(w, RDT_MODEL_MAGIC, 8);
   put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
   put_bytes(w, f->model_id, 16);
   put_u32(w, flags);
   put_u64(w, total);
-  put_u32(w, N_SECTIONS);
+  put_u32(w, N_SECTIONS + (f->is_signed ? 1 : 0));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
@@ -152,6 +154,15 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   if (!w->p) w->n += nc * 8;
   else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
   section_end(w, at);
+
+  if (f->is_signed) { /* last: the signature covers every byte before its own 64 */
+    size_t note_len = f->note ? strlen(f->note) : 0;
+    section_begin(w, TAG_SIGNATURE, &at);
+    put_str(w, f->note ? f->note : "", note_len);
+    put_bytes(w, f->public_key, 32);
+    put_bytes(w, f->signature, RDT_SIGNATURE_BYTES);
+    section_end(w, at);
+  }
 }
 
 uint64_t rdt_model_size(const rdt_forest *f) {
@@ -416,6 +427,18 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
+    } else if (tag == TAG_SIGNATURE && !f->is_signed && seen_leaves && s.n == r.n) { /* must be last */
+      size_t note_len;
+      f->note = get_str(&s, &note_len);
+      if (!f->note || note_len > RDT_MAX_NOTE || !need(&s, 32 + RDT_SIGNATURE_BYTES)) {
+        why = "malformed signature";
+        s.bad = 1;
+      } else {
+        memcpy(f->public_key, buf + s.pos, 32);
+        memcpy(f->signature, buf + s.pos + 32, RDT_SIGNATURE_BYTES);
+        s.pos += 32 + RDT_SIGNATURE_BYTES;
+        f->is_signed = 1;
+      }
     } else if (sflags & SECTION_REQUIRED) {
       why = "unknown or misplaced required section";
       s.bad = 1;
@@ -442,6 +465,14 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   if (!r.bad && ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == (c->is_private != 0)) {
     r.bad = 1;
     why = "privacy flag disagrees with the privacy section";
+  }
+  if (r.bad) {
+    rdt_forest_free(f);
+    return fail(err, en, "invalid model: %s", why);
+  }
+  if (!r.bad && ((flags & RDT_MODEL_FLAG_SIGNED) != 0) != (f->is_signed != 0)) {
+    r.bad = 1;
+    why = "signature flag disagrees with the sections";
   }
   if (r.bad) {
     rdt_forest_free(f);

@@ -24,6 +24,10 @@
 
 #define RDT_MODEL_FLAG_SEEDED 1u
 #define RDT_MODEL_FLAG_NONPRIVATE 2u
+#define RDT_MODEL_FLAG_SIGNED 4u
+#define RDT_MAX_NOTE 4096
+/* A signed model ends with its signature then the checksum. */
+#define RDT_SIGNATURE_BYTES 64
 
 /* Exact encoded size, computable before training (for size checks). */
 uint64_t rdt_model_size(const rdt_forest *f);

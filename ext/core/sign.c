@@ -1,0 +1,58 @@
+/* sign.c - Ed25519 signatures over model BLOBs; see sign.h. */
+#include "sign.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+unsigned char *rdt_model_sign(const unsigned char *model, size_t size, const unsigned char secret_key[64],
+                              const char *note, size_t note_len, size_t *out_size, char *err, size_t err_size) {
+  rdt_forest f;
+  if (!rdt_model_decode(model, size, &f, err, err_size)) return NULL;
+  if (f.is_signed) {
+    rdt_forest_free(&f);
+    snprintf(err, err_size, "the model is already signed");
+    return NULL;
+  }
+  if (note_len > RDT_MAX_NOTE || (note_len && memchr(note, 0, note_len))) {
+    rdt_forest_free(&f);
+    snprintf(err, err_size, "the publisher note must be text of at most %d bytes", RDT_MAX_NOTE);
+    return NULL;
+  }
+  f.note = malloc(note_len + 1);
+  if (!f.note) {
+    rdt_forest_free(&f);
+    snprintf(err, err_size, "out of memory");
+    return NULL;
+  }
+  if (note_len) memcpy(f.note, note, note_len);
+  f.note[note_len] = 0;
+  crypto_sign_ed25519_sk_to_pk(f.public_key, secret_key);
+  f.is_signed = 1; /* signature bytes zero for now: filled below */
+  size_t n;
+  unsigned char *out = rdt_model_encode(&f, &n);
+  rdt_forest_free(&f);
+  if (!out) {
+    snprintf(err, err_size, "out of memory");
+    return NULL;
+  }
+  size_t sig_at = n - RDT_CHECKSUM_BYTES - RDT_SIGNATURE_BYTES;
+  crypto_sign_detached(out + sig_at, NULL, out, sig_at, secret_key);
+  crypto_generichash(out + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, out, n - RDT_CHECKSUM_BYTES, NULL, 0);
+  *out_size = n;
+  return out;
+}
+
+int rdt_model_verify(const unsigned char *model, size_t size, const unsigned char public_key[32]) {
+  rdt_forest f;
+  char err[256];
+  if (!rdt_model_decode(model, size, &f, err, sizeof err)) return 0;
+  int ok = f.is_signed && sodium_memcmp(f.public_key, public_key, 32) == 0;
+  rdt_forest_free(&f);
+  if (!ok) return 0;
+  size_t sig_at = size - RDT_CHECKSUM_BYTES - RDT_SIGNATURE_BYTES;
+  return crypto_sign_verify_detached(model + sig_at, model, sig_at, public_key) == 0;
+}
