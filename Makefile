@@ -32,7 +32,7 @@ HEADERS := $(wildcard ext/*.h ext/core/*.h)
 
 EXT := dist/rdt.$(SOEXT)
 
-.PHONY: all test test-c test-sql test-asan bench demo clean
+.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall
 
 all: $(EXT)
 
@@ -50,7 +50,7 @@ build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
 
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/audit build/fuzz-replay-model build/fuzz-replay-options
+test: $(EXT) build/test_core build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -66,6 +66,49 @@ test-asan:
 	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
 	  bash tests/run_all.sh
+
+# ---- static library, embedding example, installation ----------------------
+# make static    dist/librdt.a, built with -DSQLITE_CORE: link it and call
+#                sqlite3_rdt_init (ext/rdt.h) yourself or through sqlite3_auto_extension.
+# make install   the loadable module, the static library, ext/rdt.h and rdt.pc into
+#                $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+STATIC := dist/librdt.a
+
+static: $(STATIC)
+
+$(STATIC): $(CORE_SRC) $(SQL_SRC) $(HEADERS) VERSION
+	@mkdir -p build/static dist
+	@rm -f build/static/*.o $@
+	@for src in $(CORE_SRC) $(SQL_SRC); do \
+	  echo "$(CC) -DSQLITE_CORE -c $$src"; \
+	  $(CC) $(ALL_CFLAGS) -DSQLITE_CORE -c $$src -o build/static/$$(basename $$src .c).o || exit 1; \
+	done
+	ar rcs $@ build/static/*.o
+
+build/embed: examples/embed.c $(STATIC) ext/rdt.h
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ examples/embed.c $(STATIC) $(SQLITE_LIBS) $(SODIUM_LIBS) -lm
+
+dist/rdt.pc: rdt.pc.in VERSION
+	@mkdir -p dist
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' rdt.pc.in > $@
+
+# dist/rdt.pc depends on PREFIX: rebuild it on every install.
+install: $(EXT) $(STATIC)
+	@rm -f dist/rdt.pc && $(MAKE) --no-print-directory dist/rdt.pc PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(EXT) $(DESTDIR)$(LIBDIR)/rdt.$(SOEXT)
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/librdt.a
+	install -m 644 ext/rdt.h $(DESTDIR)$(INCLUDEDIR)/rdt.h
+	install -m 644 dist/rdt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/rdt.$(SOEXT) $(DESTDIR)$(LIBDIR)/librdt.a $(DESTDIR)$(INCLUDEDIR)/rdt.h \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
 
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py

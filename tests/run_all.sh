@@ -66,6 +66,11 @@ for target in model options; do
   tally "$out"
 done
 
+echo "# embedding and installation"
+out=$(bash tests/install_test.sh 2>&1)
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+tally "$out"
+
 echo "# the curator's walk-through (examples/walkthrough.sql) runs to the end"
 ext=${RDT_EXT:-dist/rdt}
 if out=$(sed "s#^\.load ./dist/rdt#.load $ext#" examples/walkthrough.sql | LD_PRELOAD="${RDT_SQL_PRELOAD:-}" sqlite3 2>&1) &&
