@@ -71,6 +71,17 @@ out=$(bash tests/install_test.sh 2>&1)
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 tally "$out"
 
+echo "# publishing a model (examples/publish.sh): sign, export, verify, tamper"
+if out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash examples/publish.sh 2>&1) &&
+   grep -q '^verified: 1$' <<<"$out" && grep -q 'after flipping a byte, verified: 0$' <<<"$out"; then
+  echo "ok - examples/publish.sh"
+  passed=$((passed + 1))
+else
+  printf '%s\n' "$out" | tail -5
+  echo "not ok - examples/publish.sh"
+  failed=$((failed + 1))
+fi
+
 echo "# the curator's walk-through (examples/walkthrough.sql) runs to the end"
 ext=${RDT_EXT:-dist/rdt}
 if out=$(sed "s#^\.load ./dist/rdt#.load $ext#" examples/walkthrough.sql | LD_PRELOAD="${RDT_SQL_PRELOAD:-}" sqlite3 2>&1) &&
