@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ext=${RDT_EXT:-./dist/rdt}
+sqlite3() { command ${SQLITE3:-sqlite3} "$@"; } # SQLITE3: another shell or a wrapper
 
 # 1. Once, by the curator: a key pair. The secret key goes to a file only the curator can
 #    read; it is never stored in a table (a signed model carries only the public key).

@@ -72,7 +72,14 @@ printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 tally "$out"
 
 echo "# publishing a model (examples/publish.sh): sign, export, verify, tamper"
-if out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" LD_PRELOAD="${RDT_SQL_PRELOAD:-}" bash examples/publish.sh 2>&1) &&
+# Only the sqlite3 shell gets the sanitizer runtime, not dd and friends.
+shell=sqlite3
+if [ -n "${RDT_SQL_PRELOAD:-}" ]; then
+  shell=$(mktemp)
+  printf '#!/bin/sh\nLD_PRELOAD="%s" exec sqlite3 "$@"\n' "$RDT_SQL_PRELOAD" >"$shell"
+  chmod +x "$shell"
+fi
+if out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" SQLITE3="$shell" bash examples/publish.sh 2>&1) &&
    grep -q '^verified: 1$' <<<"$out" && grep -q 'after flipping a byte, verified: 0$' <<<"$out"; then
   echo "ok - examples/publish.sh"
   passed=$((passed + 1))
@@ -81,6 +88,7 @@ else
   echo "not ok - examples/publish.sh"
   failed=$((failed + 1))
 fi
+[ "$shell" = sqlite3 ] || rm -f "$shell"
 
 echo "# the curator's walk-through (examples/walkthrough.sql) runs to the end"
 ext=${RDT_EXT:-dist/rdt}
