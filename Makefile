@@ -27,7 +27,7 @@ CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c 
             ext/core/diprime.c ext/core/sign.c \
             ext/core/options.c ext/core/forest.c ext/core/model.c
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_predict.c \
-           ext/sql_median.c ext/sql_sign.c
+           ext/sql_median.c ext/sql_sign.c ext/sql_inspect.c
 HEADERS := $(wildcard ext/*.h ext/core/*.h)
 
 EXT := dist/rdt.$(SOEXT)
@@ -130,7 +130,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# FUZZ_DEFS: e.g. -DRDT_FUZZ_MASK_NONE_FEATURE (see tests/fuzz/fuzz_model.c; a change
+# FUZZ_DEFS: e.g. -DRDT_FUZZ_STRICT_CANONICAL (see tests/fuzz/fuzz_model.c; a change
 # needs make -B). FUZZ_ARGS: more libFuzzer flags, e.g. -fork=2 -ignore_crashes=1.
 FUZZ_DEFS ?=
 FUZZ_ARGS ?=
