@@ -49,6 +49,8 @@ static const struct {
     {"rdt_keypair", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_keypair_func, NULL, NULL},
     {"rdt_sign", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_sign_func, NULL, NULL},
     {"rdt_verify", 2, RDT_PURE, rdt_verify_func, NULL, NULL},
+    {"rdt_export", 1, RDT_PURE, rdt_export_func, NULL, NULL},
+    {"rdt_import", 1, RDT_PURE, rdt_import_func, NULL, NULL},
 };
 
 #ifdef _WIN32

@@ -64,6 +64,8 @@ void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_median_final(sqlite3_context *ctx);
 int rdt_register_inspection(sqlite3 *db);
+void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_keypair_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_sign_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_verify_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -66,6 +66,18 @@ for target in model options; do
   tally "$out"
 done
 
+echo "# rdt_export / rdt_import and the stand-alone Python reader"
+rshell=sqlite3
+if [ -n "${RDT_SQL_PRELOAD:-}" ]; then
+  rshell=$(mktemp)
+  printf '#!/bin/sh\nLD_PRELOAD="%s" exec sqlite3 "$@"\n' "$RDT_SQL_PRELOAD" >"$rshell"
+  chmod +x "$rshell"
+fi
+out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" SQLITE3="$rshell" bash tests/reader_test.sh 2>&1)
+[ "$rshell" = sqlite3 ] || rm -f "$rshell"
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+tally "$out"
+
 echo "# embedding and installation"
 out=$(bash tests/install_test.sh 2>&1)
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'

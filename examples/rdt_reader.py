@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Predict from an rdt model exported with rdt_export(model), without SQLite or the extension.
+
+A reference reader of the JSON documented in sql/model-format.md: it applies the same row rules
+(clamping, midpoint for missing numbers, the `other` bucket for unknown categories), walks the
+trees and post-processes the released leaf values exactly as the extension does, in the same order
+of floating-point operations, so its predictions agree with rdt_predict.
+
+    python3 examples/rdt_reader.py model.json rows.csv      # prints one prediction per row
+    (rows.csv: a header with the feature names, then one row per line; empty cells are missing)
+"""
+import csv
+import json
+import math
+import sys
+
+
+def canonical(value):
+    """The text a value matches by: integers (and integral floats) as decimal digits."""
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == math.floor(value) and abs(value) < 9e15:
+            return str(int(value))
+        return format(value, ".17g")
+    return str(value)
+
+
+class Model:
+    def __init__(self, doc):
+        if doc.get("format") != "rdt-model-json" or doc.get("format_version") != 1:
+            raise ValueError("not an rdt model export (format rdt-model-json, version 1)")
+        self.doc = doc
+        self.features = doc["features"]
+        self.classes = doc["classes"]
+        self.depth = doc["depth"]
+        self.trees = doc["trees"]
+        self.regression = doc["task"] == "regression"
+        self.vote = {1: "majority", 2: "threshold", 3: "probabilistic"}[doc["vote"]]
+        self.scale = doc["noise_scale"]
+        self.codes = [None if f["type"] == "numeric" else {canonical(v): i for i, v in enumerate(f["values"])}
+                      for f in self.features]
+        self.tables = [self._prepare(leaves) for leaves in doc["leaves"]]
+
+    # --- row rules ------------------------------------------------------------------------------
+    def clean(self, row):
+        xs = []
+        for f, codes, v in zip(self.features, self.codes, row):
+            if codes is None:
+                x = _number(v)
+                if x is None or math.isnan(x):
+                    xs.append(f["min"] / 2 + f["max"] / 2)
+                else:
+                    xs.append(min(max(x, f["min"]), f["max"]))
+            else:
+                code = codes.get(canonical(v)) if v is not None else None
+                xs.append(float(len(f["values"]) if code is None else code))
+        return xs
+
+    # --- trees ----------------------------------------------------------------------------------
+    def leaf(self, t, xs):
+        nodes, idx = self.doc["nodes"][t], 0
+        for _ in range(self.depth):
+            kind, feature, value = nodes[idx]
+            x = xs[feature]
+            if kind == "numeric":
+                left = x < value
+            elif kind == "equals":
+                left = x == value
+            elif kind == "subset":
+                left = _member(int(value, 16), int(x))
+            else:
+                left = True
+            idx = 2 * idx + 2 - (1 if left else 0)
+        return idx - (2 ** self.depth - 1)
+
+    # --- post-processing of released values (forest.c: rdt_forest_prepare) ----------------------
+    def _prepare(self, leaves):
+        table = []
+        for n in leaves:
+            if self.regression:
+                lo, hi = self.doc["target"]["min"], self.doc["target"]["max"]
+                pseudo = self.scale / 2
+                count = float(n[0]) if n[0] > 0 else 0.0
+                total = math.ldexp(float(n[1]), -16) if n[1] > 0 else 0.0
+                unit = (total + 0.5 * pseudo) / (count + pseudo) if count + pseudo > 0 else 0.5
+                table.append(lo + (hi - lo) * min(unit, 1.0))
+                continue
+            c = len(n)
+            pseudo = self.scale / 2
+            total = 0.0
+            best = 0
+            for k in range(c):
+                if n[k] > 0:
+                    total += float(n[k])
+                if n[k] > n[best]:
+                    best = k
+            if total <= 0:
+                table.append(([1.0 / c] * c, None))
+                continue
+            second = None
+            theta = []
+            for k in range(c):
+                theta.append(((float(n[k]) if n[k] > 0 else 0.0) + pseudo) / (total + c * pseudo))
+                if k != best and (second is None or n[k] > second):
+                    second = n[k]
+            lead = float(n[best]) if c == 1 else float(n[best]) - float(second)
+            table.append((theta, best if lead > self.scale else None))
+        return table
+
+    def predict(self, row):
+        xs = self.clean(row)
+        if self.regression:
+            return sum(self.tables[t][self.leaf(t, xs)] for t in range(self.trees)) / self.trees
+        c = len(self.classes)
+        theta_sum, votes, voters = [0.0] * c, [0.0] * c, 0
+        for t in range(self.trees):
+            theta, vote = self.tables[t][self.leaf(t, xs)]
+            for k in range(c):
+                theta_sum[k] += theta[k]
+            if vote is not None:
+                votes[vote] += 1
+                voters += 1
+        if self.vote == "majority":
+            best = 0
+            for k in range(1, c):
+                if votes[k] > votes[best] or (votes[k] == votes[best] and theta_sum[k] > theta_sum[best]):
+                    best = k
+            return self.classes[best]
+        proba = [s / self.trees for s in theta_sum]
+        best = 0
+        for k in range(1, c):
+            if proba[k] > proba[best]:
+                best = k
+        return self.classes[best]  # probabilistic models: the most likely class
+
+
+def _number(v):
+    if v is None or v == "":
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def _member(mask, code):
+    if code < 64:
+        return (mask >> code) & 1 == 1
+    m = 0xFFFFFFFFFFFFFFFF
+    z = (mask ^ ((code * 0x9E3779B97F4A7C15) & m)) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return (z ^ (z >> 31)) & 1 == 1
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    with open(sys.argv[1]) as f:
+        model = Model(json.load(f))
+    with open(sys.argv[2], newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        names = [ft["name"] for ft in model.features]
+        order = [header.index(n) for n in names]
+        for row in reader:
+            values = [row[i] if row[i] != "" else None for i in order]
+            print(model.predict(values))
+
+
+if __name__ == "__main__":
+    main()

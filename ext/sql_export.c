@@ -1,0 +1,379 @@
+/*
+** sql_export.c - rdt_export(model) -> JSON and rdt_import(json) -> the same
+** BLOB, byte for byte. The JSON holds everything needed to predict without
+** SQLite (schema, trees, released leaf values, privacy facts); its layout is
+** documented in sql/model-format.md. Doubles are written with 17 significant
+** digits, so they read back exactly; subset masks and keys are hex.
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/model.h"
+#include "rdt_sql.h"
+
+#define EXPORT_FORMAT "rdt-model-json"
+#define EXPORT_VERSION 1
+
+static void put_value(sqlite3_str *o, const rdt_value *v) {
+  if (v->type == RDT_VALUE_INTEGER) sqlite3_str_appendf(o, "%lld", v->integer);
+  else rdt_sql_json_string(o, v->text, v->text_len);
+}
+
+static void put_hex(sqlite3_str *o, const unsigned char *b, size_t n) {
+  sqlite3_str_appendchar(o, 1, '"');
+  for (size_t i = 0; i < n; i++) sqlite3_str_appendf(o, "%02x", b[i]);
+  sqlite3_str_appendchar(o, 1, '"');
+}
+
+static const char *kind_name(uint32_t k) {
+  switch (k) {
+    case RDT_SPLIT_NUMERIC: return "numeric";
+    case RDT_SPLIT_CATEGORY_EQ: return "equals";
+    case RDT_SPLIT_CATEGORY_SUBSET: return "subset";
+    default: return "none";
+  }
+}
+
+void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
+  if (!h) return;
+  const rdt_forest *f = &h->forest;
+  const rdt_config *c = &f->config;
+  int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",
+                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR);
+  put_hex(o, f->model_id, 16);
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
+                      c->seeded ? "true" : "false", c->is_private ? "true" : "false");
+  if (c->is_private) {
+    sqlite3_str_appendf(o, ",\"epsilon\":%!.17g,\"epsilon_num\":%llu,\"epsilon_den\":4294967296", rdt_eps_to_double(c->eps),
+                        (unsigned long long)c->eps.num);
+    if (diprime)
+      sqlite3_str_appendf(o, ",\"epsilon_query_num\":%llu,\"epsilon_leaf_num\":%llu", (unsigned long long)c->eps_query.num,
+                          (unsigned long long)c->eps_leaf.num);
+  }
+  sqlite3_str_appendf(o,
+                      "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
+                      "\"categorical\":%d,\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
+                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":[",
+                      diprime ? "diprime" : "rdt", regression ? "regression" : "classification", c->trees, c->depth,
+                      (int)c->vote, (int)c->splits, (int)c->categorical, c->rho, c->candidates,
+                      c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
+  for (uint32_t j = 0; j < f->schema.n_features; j++) {
+    const rdt_feature *ft = &f->schema.features[j];
+    if (j) sqlite3_str_appendchar(o, 1, ',');
+    sqlite3_str_appendall(o, "{\"name\":");
+    rdt_sql_json_string(o, ft->name, strlen(ft->name));
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      sqlite3_str_appendf(o, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
+    } else {
+      sqlite3_str_appendall(o, ",\"type\":\"categorical\",\"values\":[");
+      for (uint32_t k = 0; k < ft->n_values; k++) {
+        if (k) sqlite3_str_appendchar(o, 1, ',');
+        put_value(o, &ft->values[k]);
+      }
+      sqlite3_str_appendall(o, "]}");
+    }
+  }
+  sqlite3_str_appendall(o, "],\"classes\":[");
+  for (uint32_t k = 0; k < f->schema.n_classes; k++) {
+    if (k) sqlite3_str_appendchar(o, 1, ',');
+    put_value(o, &f->schema.classes[k]);
+  }
+  /* nodes: per tree, heap order, [kind, feature, value]; a subset's value is its mask in hex */
+  sqlite3_str_appendall(o, "],\"nodes\":[");
+  for (uint32_t t = 0; t < c->trees; t++) {
+    sqlite3_str_appendall(o, t ? ",[" : "[");
+    for (uint32_t i = 0; i < f->n_internal; i++) {
+      const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
+      sqlite3_str_appendf(o, "%s[\"%s\",%u,", i ? "," : "", kind_name(n->kind), n->feature);
+      if (n->kind == RDT_SPLIT_CATEGORY_SUBSET)
+        sqlite3_str_appendf(o, "\"%016llx\"]", (unsigned long long)rdt_value_to_mask(n->value));
+      else
+        sqlite3_str_appendf(o, "%!.17g]", n->value);
+    }
+    sqlite3_str_appendchar(o, 1, ']');
+  }
+  /* leaves: per tree, per leaf, the released values (classes, or count and sum) */
+  uint32_t slots = rdt_forest_slots(f);
+  sqlite3_str_appendall(o, "],\"leaves\":[");
+  for (uint32_t t = 0; t < c->trees; t++) {
+    sqlite3_str_appendall(o, t ? ",[" : "[");
+    for (uint32_t l = 0; l < f->n_leaves; l++) {
+      const int64_t *v = f->counts + ((size_t)t * f->n_leaves + l) * slots;
+      sqlite3_str_appendall(o, l ? ",[" : "[");
+      for (uint32_t k = 0; k < slots; k++) sqlite3_str_appendf(o, "%s%lld", k ? "," : "", (long long)v[k]);
+      sqlite3_str_appendchar(o, 1, ']');
+    }
+    sqlite3_str_appendchar(o, 1, ']');
+  }
+  sqlite3_str_appendall(o, "],\"signature\":");
+  if (f->is_signed) {
+    sqlite3_str_appendall(o, "{\"note\":");
+    rdt_sql_json_string(o, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
+    sqlite3_str_appendall(o, ",\"public_key\":");
+    put_hex(o, f->public_key, 32);
+    sqlite3_str_appendall(o, ",\"signature\":");
+    put_hex(o, f->signature, RDT_SIGNATURE_BYTES);
+    sqlite3_str_appendchar(o, 1, '}');
+  } else {
+    sqlite3_str_appendall(o, "null");
+  }
+  sqlite3_str_appendchar(o, 1, '}');
+  int len = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_text(ctx, s, len, sqlite3_free);
+}
+
+/* ---- import ----------------------------------------------------------- */
+
+typedef struct {
+  char *err;
+  size_t n;
+  int failed;
+} importer;
+
+static int bad(importer *im, const char *what) {
+  if (!im->failed) snprintf(im->err, im->n, "%s", what);
+  im->failed = 1;
+  return 0;
+}
+
+static const rdt_json *member(importer *im, const rdt_json *obj, const char *key, rdt_json_type type) {
+  const rdt_json *v = rdt_json_get(obj, key);
+  if (!v || v->type != type) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "\"%s\" is missing or has the wrong type", key);
+    bad(im, msg);
+    return NULL;
+  }
+  return v;
+}
+
+static int member_uint(importer *im, const rdt_json *obj, const char *key, uint64_t max, uint64_t *out) {
+  const rdt_json *v = member(im, obj, key, RDT_JSON_NUMBER);
+  if (!v) return 0;
+  if (!v->is_integer || v->integer < 0 || (uint64_t)v->integer > max) return bad(im, "an integer field is out of range");
+  *out = (uint64_t)v->integer;
+  return 1;
+}
+
+static int member_double(importer *im, const rdt_json *obj, const char *key, double *out) {
+  const rdt_json *v = member(im, obj, key, RDT_JSON_NUMBER);
+  if (!v) return 0;
+  *out = v->number;
+  return 1;
+}
+
+static int hex_field(importer *im, const rdt_json *v, unsigned char *out, size_t n) {
+  size_t got = 0;
+  if (!v || v->type != RDT_JSON_STRING || v->string_len != 2 * n ||
+      sodium_hex2bin(out, n, v->string, v->string_len, NULL, &got, NULL) != 0 || got != n)
+    return bad(im, "a hex field is malformed");
+  return 1;
+}
+
+static int values_from(importer *im, const rdt_json *arr, rdt_value **out, uint32_t *count, uint32_t max) {
+  if (!arr || arr->type != RDT_JSON_ARRAY || arr->n > max) return bad(im, "a value list is malformed");
+  *count = 0;
+  if (arr->n == 0) return 1;
+  *out = calloc(arr->n, sizeof **out);
+  if (!*out) return bad(im, "out of memory");
+  for (size_t i = 0; i < arr->n; i++) {
+    const rdt_json *v = arr->items[i];
+    int ok = v->type == RDT_JSON_STRING ? rdt_value_set_text(&(*out)[i], v->string, v->string_len)
+             : v->type == RDT_JSON_NUMBER && v->is_integer ? rdt_value_set_int(&(*out)[i], v->integer)
+                                                            : (bad(im, "values must be strings or integers"), 0);
+    if (!ok) return bad(im, "out of memory");
+    (*count)++;
+  }
+  return 1;
+}
+
+static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
+  rdt_config *c = &f->config;
+  const rdt_json *v = member(im, root, "format", RDT_JSON_STRING);
+  if (!v || strcmp(v->string, EXPORT_FORMAT) != 0) return bad(im, "not an rdt model export (\"format\")");
+  uint64_t u;
+  if (!member_uint(im, root, "format_version", 1000, &u)) return 0;
+  if (u != EXPORT_VERSION) return bad(im, "unsupported export format_version");
+  if (!hex_field(im, rdt_json_get(root, "model_id"), f->model_id, 16)) return 0;
+  const rdt_json *seeded = rdt_json_get(root, "seeded");
+  if (!seeded || (seeded->type != RDT_JSON_TRUE && seeded->type != RDT_JSON_FALSE)) return bad(im, "\"seeded\" must be a boolean");
+  c->seeded = seeded->type == RDT_JSON_TRUE;
+  const rdt_json *priv = member(im, root, "privacy", RDT_JSON_OBJECT);
+  if (!priv) return 0;
+  const rdt_json *p = rdt_json_get(priv, "private");
+  if (!p || (p->type != RDT_JSON_TRUE && p->type != RDT_JSON_FALSE)) return bad(im, "\"private\" must be a boolean");
+  c->is_private = p->type == RDT_JSON_TRUE;
+  v = member(im, root, "algorithm", RDT_JSON_STRING);
+  if (!v) return 0;
+  c->algorithm = strcmp(v->string, "diprime") == 0 ? RDT_ALGO_DIPRIME : RDT_ALGO_RDT;
+  v = member(im, root, "task", RDT_JSON_STRING);
+  if (!v) return 0;
+  c->task = strcmp(v->string, "regression") == 0 ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION;
+  if (c->is_private) {
+    if (!member_uint(im, priv, "epsilon_num", UINT64_MAX >> 1, &c->eps.num)) return 0;
+    if (c->algorithm == RDT_ALGO_DIPRIME && (!member_uint(im, priv, "epsilon_query_num", UINT64_MAX >> 1, &c->eps_query.num) ||
+                                             !member_uint(im, priv, "epsilon_leaf_num", UINT64_MAX >> 1, &c->eps_leaf.num)))
+      return 0;
+  }
+  uint64_t trees, depth, vote, splits, categorical, candidates;
+  if (!member_uint(im, root, "trees", RDT_MAX_TREES, &trees) || !member_uint(im, root, "depth", RDT_MAX_DEPTH, &depth) ||
+      !member_uint(im, root, "vote", 3, &vote) || !member_uint(im, root, "splits", 2, &splits) ||
+      !member_uint(im, root, "categorical", 2, &categorical) ||
+      !member_uint(im, root, "candidates", RDT_MAX_FEATURES, &candidates) || !member_double(im, root, "rho", &c->rho))
+    return 0;
+  if (trees < 1 || depth < 1) return bad(im, "\"trees\" and \"depth\" must be at least 1");
+  c->trees = (uint32_t)trees;
+  c->depth = (uint32_t)depth;
+  c->vote = (rdt_vote)vote;
+  c->splits = (rdt_split_domain)splits;
+  c->categorical = (rdt_categorical)categorical;
+  c->candidates = (uint32_t)candidates;
+  const rdt_json *part = rdt_json_get(root, "partition");
+  if (!part || (part->type != RDT_JSON_TRUE && part->type != RDT_JSON_FALSE)) return bad(im, "\"partition\" must be a boolean");
+  c->partition = part->type == RDT_JSON_TRUE;
+  const rdt_json *target = member(im, root, "target", RDT_JSON_OBJECT);
+  if (!target || !member_double(im, target, "min", &c->target_min) || !member_double(im, target, "max", &c->target_max))
+    return 0;
+  /* schema */
+  rdt_schema *s = &f->schema;
+  const rdt_json *feats = member(im, root, "features", RDT_JSON_ARRAY);
+  if (!feats) return 0;
+  if (feats->n < 1 || feats->n > RDT_MAX_FEATURES) return bad(im, "\"features\" has a wrong length");
+  s->features = calloc(feats->n, sizeof *s->features);
+  if (!s->features) return bad(im, "out of memory");
+  s->n_features = (uint32_t)feats->n;
+  for (size_t j = 0; j < feats->n; j++) {
+    rdt_feature *ft = &s->features[j];
+    const rdt_json *fj = feats->items[j], *name = rdt_json_get(fj, "name"), *type = rdt_json_get(fj, "type");
+    if (!name || name->type != RDT_JSON_STRING || !type || type->type != RDT_JSON_STRING) return bad(im, "a feature is malformed");
+    ft->name = strdup(name->string);
+    if (!ft->name) return bad(im, "out of memory");
+    if (strcmp(type->string, "numeric") == 0) {
+      ft->type = RDT_FEATURE_NUMERIC;
+      if (!member_double(im, fj, "min", &ft->min) || !member_double(im, fj, "max", &ft->max)) return 0;
+    } else {
+      ft->type = RDT_FEATURE_CATEGORICAL;
+      if (!values_from(im, rdt_json_get(fj, "values"), &ft->values, &ft->n_values, RDT_MAX_VALUES)) return 0;
+    }
+  }
+  if (!values_from(im, rdt_json_get(root, "classes"), &s->classes, &s->n_classes, RDT_MAX_CLASSES)) return 0;
+  /* sizes, then nodes and leaves */
+  f->n_leaves = (uint32_t)1 << c->depth;
+  f->n_internal = f->n_leaves - 1;
+  uint32_t slots = rdt_forest_slots(f);
+  if (rdt_forest_counters(c, slots) == 0) return bad(im, "the model is too large");
+  const rdt_json *nodes = member(im, root, "nodes", RDT_JSON_ARRAY), *leaves = member(im, root, "leaves", RDT_JSON_ARRAY);
+  if (!nodes || !leaves) return 0;
+  if (nodes->n != c->trees || leaves->n != c->trees) return bad(im, "\"nodes\" and \"leaves\" need one entry per tree");
+  f->nodes = calloc((size_t)c->trees * f->n_internal + 1, sizeof *f->nodes);
+  f->counts = calloc((size_t)c->trees * f->n_leaves * slots + 1, sizeof *f->counts);
+  if (!f->nodes || !f->counts) return bad(im, "out of memory");
+  for (uint32_t t = 0; t < c->trees; t++) {
+    const rdt_json *tn = nodes->items[t], *tl = leaves->items[t];
+    if (tn->type != RDT_JSON_ARRAY || tn->n != f->n_internal || tl->type != RDT_JSON_ARRAY || tl->n != f->n_leaves)
+      return bad(im, "a tree has the wrong number of nodes or leaves");
+    for (uint32_t i = 0; i < f->n_internal; i++) {
+      const rdt_json *n = tn->items[i];
+      rdt_node *nd = &f->nodes[(size_t)t * f->n_internal + i];
+      if (n->type != RDT_JSON_ARRAY || n->n != 3 || n->items[0]->type != RDT_JSON_STRING ||
+          n->items[1]->type != RDT_JSON_NUMBER || !n->items[1]->is_integer || n->items[1]->integer < 0 ||
+          n->items[1]->integer >= RDT_MAX_FEATURES)
+        return bad(im, "a node is malformed");
+      const char *k = n->items[0]->string;
+      nd->kind = strcmp(k, "numeric") == 0 ? RDT_SPLIT_NUMERIC
+                 : strcmp(k, "equals") == 0 ? RDT_SPLIT_CATEGORY_EQ
+                 : strcmp(k, "subset") == 0 ? RDT_SPLIT_CATEGORY_SUBSET
+                                            : RDT_SPLIT_NONE;
+      nd->feature = (uint32_t)n->items[1]->integer;
+      if (nd->kind == RDT_SPLIT_CATEGORY_SUBSET) {
+        const rdt_json *m = n->items[2];
+        char *end;
+        if (m->type != RDT_JSON_STRING || m->string_len != 16) return bad(im, "a subset mask is malformed");
+        unsigned long long mask = strtoull(m->string, &end, 16);
+        if (*end) return bad(im, "a subset mask is malformed");
+        nd->value = rdt_mask_to_value((uint64_t)mask);
+      } else if (n->items[2]->type == RDT_JSON_NUMBER) {
+        nd->value = n->items[2]->number;
+      } else {
+        return bad(im, "a node value is malformed");
+      }
+    }
+    for (uint32_t l = 0; l < f->n_leaves; l++) {
+      const rdt_json *lv = tl->items[l];
+      if (lv->type != RDT_JSON_ARRAY || lv->n != slots) return bad(im, "a leaf has the wrong number of values");
+      for (uint32_t k = 0; k < slots; k++) {
+        if (lv->items[k]->type != RDT_JSON_NUMBER || !lv->items[k]->is_integer) return bad(im, "leaf values must be integers");
+        f->counts[((size_t)t * f->n_leaves + l) * slots + k] = lv->items[k]->integer;
+      }
+    }
+  }
+  const rdt_json *sig = rdt_json_get(root, "signature");
+  if (sig && sig->type == RDT_JSON_OBJECT) {
+    const rdt_json *note = member(im, sig, "note", RDT_JSON_STRING);
+    if (!note) return 0;
+    if (note->string_len > RDT_MAX_NOTE) return bad(im, "the note is too long");
+    f->note = strdup(note->string);
+    if (!f->note) return bad(im, "out of memory");
+    if (!hex_field(im, rdt_json_get(sig, "public_key"), f->public_key, 32) ||
+        !hex_field(im, rdt_json_get(sig, "signature"), f->signature, RDT_SIGNATURE_BYTES))
+      return 0;
+    f->is_signed = 1;
+  } else if (!sig || sig->type != RDT_JSON_NULL) {
+    return bad(im, "\"signature\" must be an object or null");
+  }
+  return 1;
+}
+
+void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  char err[256] = "", jerr[128];
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+    sqlite3_result_error(ctx, "rdt_import: expected the JSON text made by rdt_export", -1);
+    return;
+  }
+  rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]), jerr,
+                                  sizeof jerr);
+  if (!root) {
+    char *m = sqlite3_mprintf("rdt_import: not valid JSON: %s", jerr);
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return;
+  }
+  rdt_forest f;
+  memset(&f, 0, sizeof f);
+  importer im = {err, sizeof err, 0};
+  int ok = root->type == RDT_JSON_OBJECT ? import_forest(&im, root, &f) : bad(&im, "expected a JSON object");
+  rdt_json_free(root);
+  size_t n = 0;
+  unsigned char *blob = ok ? rdt_model_encode(&f, &n) : NULL;
+  rdt_forest_free(&f);
+  if (ok && !blob) snprintf(err, sizeof err, "out of memory");
+  /* The encoder trusts its input: decode the result so that everything an
+  ** imported model claims is validated exactly as for a BLOB. */
+  rdt_forest check;
+  char derr[180];
+  if (blob && !rdt_model_decode(blob, n, &check, derr, sizeof derr)) {
+    snprintf(err, sizeof err, "the export describes an invalid model (%s)", derr);
+    free(blob);
+    blob = NULL;
+  } else if (blob) {
+    rdt_forest_free(&check);
+  }
+  if (!blob) {
+    char *m = sqlite3_mprintf("rdt_import: %s", err);
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return;
+  }
+  sqlite3_result_blob64(ctx, blob, n, free);
+}
