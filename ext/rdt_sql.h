@@ -30,6 +30,8 @@ typedef struct rdt_model_handle {
   rdt_forest forest;
 } rdt_model_handle;
 
+struct rdt_ledger;
+
 /* Per-connection state, the user data of every function. */
 typedef struct rdt_conn {
   int refs;                                  /* one per registered function */
@@ -37,7 +39,15 @@ typedef struct rdt_conn {
   rdt_model_handle *cache[RDT_CACHE_SLOTS];
   unsigned long used[RDT_CACHE_SLOTS];
   rdt_rng coin;                              /* probabilistic vote at predict */
+  struct rdt_ledger *ledgers;                /* rdt_ledger tables open in this connection */
 } rdt_conn;
+
+/* Register the rdt_ledger module (holds a reference on conn, dropped by release). */
+int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* Charge eps to the ledger table `name` of this connection, atomically and
+** durably (sql_ledger.c). Returns 0 with a message when over budget or on error. */
+int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps, const char *function,
+                      const char *note, char *err, size_t err_size);
 
 void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then

@@ -20,6 +20,7 @@
 
 typedef struct median_state {
   int started, failed;
+  char ledger[129];
   rdt_eps eps;
   uint32_t quantile_a;
   int seeded;
@@ -72,6 +73,10 @@ static int median_options(sqlite3_context *ctx, median_state *st, sqlite3_value 
       if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 2 || j->integer > RDT_MEDIAN_MAX_CELLS)
         problem = "\"cells\" must be an integer from 2 to 16777216";
       else *cells = (uint32_t)j->integer;
+    } else if (strcmp(j->key, "ledger") == 0) {
+      if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len >= sizeof st->ledger)
+        problem = "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)";
+      else memcpy(st->ledger, j->string, j->string_len + 1);
     } else if (strcmp(j->key, "seed") == 0) {
       char num[32];
       if (j->type == RDT_JSON_STRING) {
@@ -112,6 +117,14 @@ static int median_start(sqlite3_context *ctx, median_state *st, int argc, sqlite
     return 0;
   }
   if (!median_options(ctx, st, argc == 5 ? argv[4] : NULL, &cells)) return 0;
+  if (st->ledger[0]) {
+    char err[400], note[64];
+    snprintf(note, sizeof note, "quantile %g, %u cells", (double)st->quantile_a / RDT_QUANTILE_ONE, cells);
+    if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), st->ledger, st->eps, "dp_median_split", note, err, sizeof err)) {
+      median_error(ctx, st, err);
+      return 0;
+    }
+  }
   if (!rdt_median_init(&st->m, lo, hi, cells)) {
     median_error(ctx, st, "out of memory");
     return 0;

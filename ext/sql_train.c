@@ -94,6 +94,21 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     train_error(ctx, st, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
     return 0;
   }
+  if (config.ledger[0]) { /* charge before any row is used (sql_ledger.c) */
+    char note[160];
+    if (!config.is_private) {
+      rdt_schema_free(&schema);
+      train_error(ctx, st, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
+      return 0;
+    }
+    snprintf(note, sizeof note, "%s, %u trees, depth %u%s", config.algorithm == RDT_ALGO_DIPRIME ? "diprime" : "rdt",
+             config.trees, config.depth, config.seeded ? ", seeded" : "");
+    if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), config.ledger, config.eps, "rdt_train", note, err, sizeof err)) {
+      rdt_schema_free(&schema);
+      train_error(ctx, st, err);
+      return 0;
+    }
+  }
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
       !(st->xs = malloc((size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);

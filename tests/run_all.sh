@@ -74,6 +74,11 @@ if [ -n "${RDT_SQL_PRELOAD:-}" ]; then
   chmod +x "$rshell"
 fi
 out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" SQLITE3="$rshell" bash tests/reader_test.sh 2>&1)
+printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
+tally "$out"
+
+echo "# the privacy-budget ledger (two processes, ROLLBACK, overspending)"
+out=$(RDT_EXT="${RDT_EXT:-./dist/rdt}" SQLITE3="$rshell" bash tests/ledger_test.sh 2>&1)
 [ "$rshell" = sqlite3 ] || rm -f "$rshell"
 printf '%s\n' "$out" | grep -v '^[0-9]* passed, [0-9]* failed$'
 tally "$out"

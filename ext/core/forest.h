@@ -102,6 +102,7 @@ typedef struct rdt_config {
   int partition;             /* 1: each tree on a disjoint random part of the rows */
   double target_min, target_max; /* regression: public bounds of the target */
   uint64_t max_rows;         /* rows DiPriMe may buffer (not stored in the model) */
+  char ledger[129];          /* rdt_ledger table to charge, or "" (not stored in the model) */
   rdt_eps eps_query;         /* DiPriMe: eps of each median / selection query */
   rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
   int seeded;

@@ -157,7 +157,7 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
-                                     "partition", "task", "target", "max_rows", NULL};
+                                     "partition", "task", "target", "max_rows", "ledger", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
@@ -220,6 +220,14 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     else if (j->type == RDT_JSON_STRING && strcmp(j->string, "one_vs_rest") == 0)
       c->categorical = RDT_CATEGORICAL_ONE_VS_REST;
     else return fail(err, n, "\"categorical\" must be \"subset\" or \"one_vs_rest\"");
+  }
+
+  j = rdt_json_get(root, "ledger");
+  c->ledger[0] = 0;
+  if (j) {
+    if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len >= sizeof c->ledger)
+      return fail(err, n, "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)");
+    memcpy(c->ledger, j->string, j->string_len + 1);
   }
 
   j = rdt_json_get(root, "seed");
