@@ -386,7 +386,8 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
           (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
                    : c->task != RDT_TASK_CLASSIFICATION) ||
           (c->task == RDT_TASK_REGRESSION &&
-           !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max)) ||
+           !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max &&
+             isfinite(c->target_max - c->target_min))) ||
           c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
           c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
           c->categorical < RDT_CATEGORICAL_SUBSET || c->categorical > RDT_CATEGORICAL_ONE_VS_REST) { why = "malformed forest parameters"; s.bad = 1; }
