@@ -157,7 +157,7 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
-                                     "partition", "task", "target", "max_rows", "ledger", NULL};
+                                     "partition", "task", "target", "max_rows", "ledger", "rows", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
@@ -195,6 +195,20 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return 0;
   if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH, RDT_DEFAULT_DEPTH, &c->depth, err, n))
     return 0;
+  j = rdt_json_get(root, "rows");
+  if (j) {
+    if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > ((long long)1 << 50))
+      return fail(err, n, "\"rows\" must be a positive integer: a public estimate of the number of rows");
+    /* Default depth from public facts only (the user's row estimate, trees,
+    ** epsilon): leaves should hold a few noise scales of rows each, so
+    ** 2^depth ~ 4 * rows * eps / trees (rows * 4 for a non-private model),
+    ** clamped to [2, 14]. Chosen on the paper data sets (README). */
+    if (!rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
+      double scale = c->is_private ? rdt_eps_to_double(c->eps) / c->trees : 1.0;
+      double d = floor(log2(4.0 * (double)j->integer * scale) + 0.5);
+      c->depth = d < 2 ? 2 : d > 14 ? 14 : (uint32_t)d;
+    }
+  }
 
   j = rdt_json_get(root, "vote");
   c->vote = RDT_VOTE_THRESHOLD;
