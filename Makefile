@@ -32,7 +32,7 @@ HEADERS := $(wildcard ext/*.h ext/core/*.h)
 
 EXT := dist/rdt.$(SOEXT)
 
-.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall
+.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce
 
 all: $(EXT)
 
@@ -109,6 +109,11 @@ install: $(EXT) $(STATIC)
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/rdt.$(SOEXT) $(DESTDIR)$(LIBDIR)/librdt.a $(DESTDIR)$(INCLUDEDIR)/rdt.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
+
+# Every accuracy figure and plot, into results/ (README embeds them). QUICK=1: a few data
+# sets, 2 runs, under a minute.
+reproduce: $(EXT)
+	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick,)
 
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
