@@ -60,10 +60,12 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   sqlite3_str_appendf(o,
                       "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
-                      "\"categorical\":%d,\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
+                      "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
+                      "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
                       "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":[",
                       diprime ? "diprime" : "rdt", regression ? "regression" : "classification", c->trees, c->depth,
-                      (int)c->vote, (int)c->splits, (int)c->categorical, c->rho, c->candidates,
+                      (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
+                      (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->rho, c->candidates,
                       c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
   for (uint32_t j = 0; j < f->schema.n_features; j++) {
     const rdt_feature *ft = &f->schema.features[j];
@@ -225,7 +227,14 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
                                              !member_uint(im, priv, "epsilon_leaf_num", UINT64_MAX >> 1, &c->eps_leaf.num)))
       return 0;
   }
-  uint64_t trees, depth, vote, splits, categorical, candidates;
+  uint64_t trees, depth, vote, splits, categorical, candidates, auto_depth;
+  const rdt_json *rc = rdt_json_get(root, "row_count");
+  if (!member_uint(im, root, "auto_depth", 1, &auto_depth) ||
+      !member_uint(im, root, "epsilon_count_num", UINT64_MAX >> 1, &c->eps_count.num) || !rc ||
+      rc->type != RDT_JSON_NUMBER || !rc->is_integer)
+    return bad(im, "\"auto_depth\", \"epsilon_count_num\" or \"row_count\" is malformed");
+  c->auto_depth = (int)auto_depth;
+  c->noisy_rows = rc->integer;
   if (!member_uint(im, root, "trees", RDT_MAX_TREES, &trees) || !member_uint(im, root, "depth", RDT_MAX_DEPTH, &depth) ||
       !member_uint(im, root, "vote", 3, &vote) || !member_uint(im, root, "splits", 2, &splits) ||
       !member_uint(im, root, "categorical", 2, &categorical) ||

@@ -147,6 +147,13 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (diprime)
     sqlite3_str_appendf(o, "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,", c->rho, c->candidates,
                         c->partition ? "true" : "false");
+  if (c->auto_depth) {
+    sqlite3_str_appendf(o, "\"depth_from\":\"%s\",\"row_count\":%lld,", c->is_private ? "noisy row count" : "row count",
+                        (long long)c->noisy_rows);
+    if (c->is_private)
+      sqlite3_str_appendf(o, "\"epsilon_row_count\":%!.17g,\"epsilon_leaves\":%!.17g,", rdt_eps_to_double(c->eps_count),
+                          rdt_eps_to_double(c->eps) - rdt_eps_to_double(c->eps_count));
+  }
   if (regression)
     sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
   sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);

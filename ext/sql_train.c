@@ -246,10 +246,12 @@ void rdt_train_final(sqlite3_context *ctx) {
     rdt_rng_init_os(&noise);
   }
   int grown = 1;
-  if (f->config.algorithm == RDT_ALGO_DIPRIME)
+  if (f->config.algorithm == RDT_ALGO_DIPRIME) {
     grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
-  else
-    rdt_forest_add_noise(f, &noise);
+  } else {
+    if (f->config.auto_depth) grown = rdt_forest_choose_depth(f, &noise);
+    if (grown) rdt_forest_add_noise(f, &noise);
+  }
   rdt_rng_clear(&noise);
   if (!grown) {
     train_cleanup(st);

@@ -500,6 +500,51 @@ static void test_forest(void) {
     rdt_rng_clear(&r);
   }
 
+  /* Automatic depth: grown to 14, cut back after the pass. With epsilon null
+  ** and 1000 rows the depth is round(log2(4 * 1000)) = 12; a cut tree's leaf
+  ** j holds the sum of its depth-14 descendants, and rows reach leaf
+  ** (depth-14 leaf) >> 2. */
+  {
+    rdt_forest full, cut;
+    const char *auto_opts = "{\"epsilon\":null,\"trees\":3,\"seed\":9,\"classes\":[0,1],\"features\":"
+                            "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1},"
+                            "{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\",\"c\"]}]}";
+    int built = make_forest(&full, auto_opts) & make_forest(&cut, auto_opts);
+    rdt_rng r;
+    seeded(&r, "auto rows");
+    static double rows[2000];
+    static uint32_t labels[1000];
+    for (int i = 0; i < 1000; i++) {
+      rows[2 * i] = rdt_rng_unit(&r);
+      rows[2 * i + 1] = (double)rdt_rng_below(&r, 4);
+      labels[i] = (uint32_t)(rows[2 * i] > 0.5);
+    }
+    if (built) {
+      rdt_forest_train_batch(&full, rows, labels, 1000);
+      rdt_forest_train_batch(&cut, rows, labels, 1000);
+    }
+    check(built && full.config.auto_depth && full.config.depth == 14, "forest: automatic depth grows to 14 first");
+    int ok2 = built && rdt_forest_choose_depth(&cut, &r);
+    check(ok2 && cut.config.depth == 12 && cut.config.noisy_rows == 1000, "forest: ... then cuts back to 12 for 1000 exact rows");
+    int consistent = ok2;
+    for (int i = 0; consistent && i < 1000; i++)
+      for (uint32_t t = 0; t < 3; t++)
+        consistent &= rdt_forest_leaf(&cut, t, rows + 2 * i) == rdt_forest_leaf(&full, t, rows + 2 * i) >> 2;
+    for (uint32_t t = 0; consistent && t < 3; t++)
+      for (uint32_t l = 0; l < cut.n_leaves; l++)
+        for (uint32_t k = 0; k < 2; k++) {
+          int64_t sum = 0;
+          for (uint32_t d = 0; d < 4; d++) sum += full.counts[((size_t)t * full.n_leaves + 4 * l + d) * 2 + k];
+          consistent &= sum == cut.counts[((size_t)t * cut.n_leaves + l) * 2 + k];
+        }
+    check(consistent, "forest: a cut leaf holds its descendants' counts and rows reach it through the same top levels");
+    if (built) {
+      rdt_forest_free(&full);
+      rdt_forest_free(&cut);
+    }
+    rdt_rng_clear(&r);
+  }
+
   /* Determinism of seeded structure, and merge = training on the union. */
   ok = make_forest(&g, OPTS);
   check(ok && memcmp(f.nodes, g.nodes, (size_t)f.config.trees * f.n_internal * sizeof *f.nodes) == 0 &&

@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The budget the leaf counters get: eps less what a noisy row count took. */
+static rdt_eps leaf_eps(const rdt_config *c) {
+  rdt_eps e = {c->eps.num - c->eps_count.num};
+  return e;
+}
+
 uint64_t rdt_forest_counters(const rdt_config *c, uint32_t slots) {
   if (c->depth > RDT_MAX_DEPTH || c->trees > RDT_MAX_TREES) return 0;
   uint64_t n = (uint64_t)c->trees << c->depth;
@@ -371,6 +377,56 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
   }
 }
 
+uint32_t rdt_depth_for_rows(const rdt_config *c, double rows, uint32_t max_depth) {
+  double scale = c->is_private ? rdt_eps_to_double(leaf_eps(c)) / c->trees : 1.0;
+  double x = 4.0 * (rows > 1 ? rows : 1) * scale;
+  double d = floor(log2(x) + 0.5);
+  if (!(d >= RDT_AUTO_MIN_DEPTH)) d = RDT_AUTO_MIN_DEPTH;
+  if (d > max_depth) d = max_depth;
+  return (uint32_t)d;
+}
+
+int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
+  uint32_t C = rdt_forest_slots(f), D = f->config.depth;
+  /* Every row adds one count to tree 0: its total is the row count, a query
+  ** of sensitivity 1 under add/remove (Contract 4 of noise.h). */
+  int64_t rows = 0;
+  for (size_t i = 0; i < (size_t)f->n_leaves * C; i++) rows += f->counts[i];
+  if (f->config.is_private) {
+    uint64_t s, t;
+    if (!rdt_laplace_params(f->config.eps_count, 1, &s, &t)) return 0;
+    rows += rdt_discrete_laplace(noise, s, t);
+  }
+  f->config.noisy_rows = rows;
+  uint32_t h = rdt_depth_for_rows(&f->config, (double)rows, D);
+  if (h == D) return 1;
+  /* Heap order: the first 2^h - 1 nodes of a tree are its top h levels, and
+  ** the descendants at depth D of a depth-h leaf j are contiguous. */
+  uint32_t leaves = (uint32_t)1 << h, internal = leaves - 1, group = (uint32_t)1 << (D - h);
+  rdt_node *nodes = malloc(((size_t)f->config.trees * internal + 1) * sizeof *nodes);
+  int64_t *counts = calloc((size_t)f->config.trees * leaves * C + 1, sizeof *counts);
+  if (!nodes || !counts) {
+    free(nodes);
+    free(counts);
+    return 0;
+  }
+  for (uint32_t t = 0; t < f->config.trees; t++) {
+    memcpy(nodes + (size_t)t * internal, f->nodes + (size_t)t * f->n_internal, internal * sizeof *nodes);
+    for (uint32_t l = 0; l < f->n_leaves; l++)
+      for (uint32_t k = 0; k < C; k++)
+        counts[((size_t)t * leaves + l / group) * C + k] += f->counts[((size_t)t * f->n_leaves + l) * C + k];
+  }
+  memset(f->counts, 0, (size_t)f->config.trees * f->n_leaves * C * sizeof *f->counts); /* exact counts */
+  free(f->nodes);
+  free(f->counts);
+  f->nodes = nodes;
+  f->counts = counts;
+  f->config.depth = h;
+  f->n_leaves = leaves;
+  f->n_internal = internal;
+  return rdt_forest_index(f);
+}
+
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
@@ -385,7 +441,7 @@ void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   uint64_t s, t;
   if (!f->config.is_private) return;
   /* Sensitivity k: one counter per tree changes by 1 (forest.h, item 3). */
-  if (!rdt_laplace_params(f->config.eps, f->config.trees, &s, &t)) return;
+  if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return;
   size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
   for (size_t i = 0; i < n; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
 }
@@ -397,7 +453,7 @@ double rdt_forest_leaf_scale(const rdt_forest *f) {
   if (!c->is_private) return 0;
   if (c->algorithm == RDT_ALGO_DIPRIME)
     return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
-  return c->trees / rdt_eps_to_double(c->eps);
+  return c->trees / rdt_eps_to_double(leaf_eps(c));
 }
 
 /* Regression leaves: the mean of the released sum over the released count,

@@ -29,6 +29,11 @@
 #define RDT_MAX_COUNTERS ((uint64_t)1 << 28)
 #define RDT_DEFAULT_TREES 10
 #define RDT_DEFAULT_DEPTH 8
+/* Automatic depth (no "depth", no "rows"): trees are grown to this depth and
+** cut back after the pass to the depth a noisy row count calls for. */
+#define RDT_AUTO_MAX_DEPTH 14
+#define RDT_AUTO_MIN_DEPTH 2
+#define RDT_AUTO_COUNT_SHARE 20 /* 1/20 of epsilon pays for the noisy count */
 #define RDT_DIPRIME_DEFAULT_RHO 0.5
 #define RDT_DIPRIME_DEFAULT_CANDIDATES 5
 #define RDT_DIPRIME_DEFAULT_MAX_ROWS 2000000
@@ -103,6 +108,9 @@ typedef struct rdt_config {
   double target_min, target_max; /* regression: public bounds of the target */
   uint64_t max_rows;         /* rows DiPriMe may buffer (not stored in the model) */
   char ledger[129];          /* rdt_ledger table to charge, or "" (not stored in the model) */
+  int auto_depth;            /* RDT: depth chosen after the pass from a noisy row count */
+  rdt_eps eps_count;         /* ... the eps spent on that count (part of eps) */
+  int64_t noisy_rows;        /* ... the released count (private) or exact count (non-private) */
   rdt_eps eps_query;         /* DiPriMe: eps of each median / selection query */
   rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
   int seeded;
@@ -181,8 +189,17 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
 /* Add b's counters into a; both must come from the same structure.
 ** Returns 0 if they do not. */
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
-/* Replace counters by counters + discrete Laplace(trees / eps). */
+/* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
+** eps_leaves = eps - eps_count. */
 void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
+/* Depth for a row count: round(log2(4 * rows * eps_leaves / trees)) (rows * 4
+** without noise), clamped to [RDT_AUTO_MIN_DEPTH, max_depth]. */
+uint32_t rdt_depth_for_rows(const rdt_config *c, double rows, uint32_t max_depth);
+/* Automatic depth: release a noisy row count (discrete Laplace, sensitivity
+** 1, eps_count), choose the depth from it and cut every tree back to it: a
+** leaf at the new depth gets the sum of its descendants' exact counters.
+** Returns 0 on allocation failure. */
+int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise);
 
 /* Scale of the noise on one released leaf counter (0 without noise). */
 double rdt_forest_leaf_scale(const rdt_forest *f);

@@ -136,6 +136,9 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, (uint32_t)c->partition);
   put_f64(w, c->target_min);
   put_f64(w, c->target_max);
+  put_u32(w, (uint32_t)c->auto_depth);      /* depth chosen from a row count ... */
+  put_u64(w, c->eps_count.num);             /* ... paid with this much eps (part of the total) */
+  put_u64(w, (uint64_t)c->noisy_rows);      /* ... and that released count */
   section_end(w, at);
 
   section_begin(w, TAG_NODES, &at);
@@ -380,9 +383,13 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->partition = (int)get_u32(&s);
       c->target_min = get_f64(&s);
       c->target_max = get_f64(&s);
+      c->auto_depth = (int)get_u32(&s);
+      c->eps_count.num = get_u64(&s);
+      c->noisy_rows = (int64_t)get_u64(&s);
       int diprime = c->algorithm == RDT_ALGO_DIPRIME;
       if ((c->algorithm != RDT_ALGO_RDT && !diprime) || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
-          c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION ||
+          c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION || c->auto_depth < 0 ||
+          c->auto_depth > 1 || (c->auto_depth && diprime) || (!c->auto_depth && (c->eps_count.num || c->noisy_rows)) ||
           (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
                    : c->task != RDT_TASK_CLASSIFICATION) ||
           (c->task == RDT_TASK_REGRESSION &&
@@ -458,6 +465,14 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   if (!r.bad && c->is_private && (mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME)) {
     r.bad = 1;
     why = "privacy mechanism disagrees with the algorithm";
+  }
+  if (!r.bad && (c->eps_count.num != 0) != (c->auto_depth && c->is_private)) {
+    r.bad = 1;
+    why = "the row count's budget disagrees with the privacy facts";
+  }
+  if (!r.bad && c->is_private && c->eps_count.num >= c->eps.num) {
+    r.bad = 1;
+    why = "the row count's budget exceeds the total";
   }
   if (!r.bad && (f->schema.n_classes == 0) != (c->task == RDT_TASK_REGRESSION)) {
     r.bad = 1;

@@ -196,6 +196,20 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH, RDT_DEFAULT_DEPTH, &c->depth, err, n))
     return 0;
   j = rdt_json_get(root, "rows");
+  c->auto_depth = 0;
+  c->eps_count.num = 0;
+  if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
+    /* Neither a depth nor a public row estimate: grow to RDT_AUTO_MAX_DEPTH
+    ** and choose the depth after the pass from a noisy row count paid with
+    ** 1/RDT_AUTO_COUNT_SHARE of epsilon (forest.h). */
+    c->auto_depth = 1;
+    c->depth = RDT_AUTO_MAX_DEPTH;
+    if (c->is_private) {
+      c->eps_count.num = c->eps.num / RDT_AUTO_COUNT_SHARE;
+      if (c->eps_count.num == 0) c->eps_count.num = 1;
+      if (c->eps_count.num >= c->eps.num) return fail(err, n, "\"epsilon\" is too small to pay for the noisy row count; give \"depth\" or \"rows\"");
+    }
+  }
   if (j) {
     if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > ((long long)1 << 50))
       return fail(err, n, "\"rows\" must be a positive integer: a public estimate of the number of rows");

@@ -57,15 +57,26 @@ static inline void fuzz_vector(const rdt_forest *f, int v, double *xs) {
   }
 }
 
-/* Runs rdt_forest_proba / rdt_forest_predict on every fixed vector of a
-** prepared forest and checks that the answer is a probability vector. */
+/* Runs the predictions of a prepared forest on every fixed vector:
+** classification: rdt_forest_proba / rdt_forest_predict give a probability
+** vector and a class; regression: rdt_forest_regress gives a finite value in
+** the public target range. */
 static inline void fuzz_check_predictions(const rdt_forest *f) {
   uint32_t C = f->schema.n_classes;
   double *xs = malloc(((size_t)f->schema.n_features + 1) * sizeof *xs);
-  double *proba = malloc(2 * (size_t)C * sizeof *proba);
+  double *proba = malloc((2 * (size_t)C + 1) * sizeof *proba);
   CHECK(xs && proba);
   for (int v = 0; v < FUZZ_N_VECTORS; v++) {
     fuzz_vector(f, v, xs);
+    if (f->config.task == RDT_TASK_REGRESSION) {
+      /* [min, max] up to rounding: min + (max - min) * 1 and the average
+      ** over the trees may land an ulp or so outside (see the README). */
+      double y = rdt_forest_regress(f, xs), lo = f->config.target_min, hi = f->config.target_max;
+      double tol = 1e-12 * (fabs(lo) + fabs(hi));
+      CHECK(isfinite(y) && y >= lo - tol && y <= hi + tol);
+      continue;
+    }
+    CHECK(C >= 1);
     rdt_forest_proba(f, xs, proba);
     double sum = 0;
     for (uint32_t c = 0; c < C; c++) {

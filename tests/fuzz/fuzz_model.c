@@ -10,24 +10,22 @@
 ** When a decode succeeds:
 **   - rdt_model_encode must give back the input, up to the leniencies the
 **     decoder has on purpose (canonical() below: minor version, unknown
-**     header flag bits, reserved word, section flags, skipped optional
+**     header flag bits, reserved word, section flags, skipped empty optional
 **     sections, section order, the epsilon of a non-private model); any
 **     other difference means the decoder changed what the model says;
+**   - a signed model goes through rdt_model_verify (no crash);
 **   - the re-encoded bytes decode again and re-encode to themselves;
 **   - rdt_forest_proba / rdt_forest_predict on fixed feature vectors give
 **     probability vectors (fuzz_common.h);
 **   - rdt_forest_free releases everything (leaks are reported by ASan).
 ** Build with -DRDT_FUZZ_STRICT_CANONICAL to report non-canonical inputs that
 ** decode as crashes too.
-** Build with -DRDT_FUZZ_MASK_NONE_FEATURE to skip the predictions of a model
-** in which a "none" node names a feature out of range (the known crash
-** tests/fuzz/crashes/model-none-node-feature-out-of-range.blob), so that a
-** long run looks for other bugs instead of finding that one again.
 */
 #include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/sign.h"
 #include "fuzz_common.h"
 
 #define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
@@ -53,15 +51,17 @@ static void wr64(unsigned char *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* The canonical form of a BLOB that rdt_model_decode accepted: what a
-** format-1.0 encoder writes for the same model. Mirrors the decoder's
-** section walk (which sections it uses, which it skips). Returns a malloc'd
-** buffer of *out_size bytes. */
+/* The canonical form of a BLOB that rdt_model_decode accepted: what the
+** encoder writes for the same model. Mirrors the decoder's section walk
+** (which sections it uses, which it skips): PRIV, SCHM, FRST, NODE, LEAF and,
+** when it is the last one and follows LEAF, SIGN; written in that order, each
+** flagged required. Returns a malloc'd buffer of *out_size bytes. */
 static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *out_size) {
-  static const uint32_t order[5] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('F', 'R', 'S', 'T'),
-                                    TAG('N', 'O', 'D', 'E'), TAG('L', 'E', 'A', 'F')};
-  size_t at[5] = {0}, len[5] = {0};
-  int seen[5] = {0};
+  enum { N_KINDS = 6 };
+  static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('F', 'R', 'S', 'T'),
+                                          TAG('N', 'O', 'D', 'E'), TAG('L', 'E', 'A', 'F'), TAG('S', 'I', 'G', 'N')};
+  size_t at[N_KINDS] = {0}, len[N_KINDS] = {0};
+  int seen[N_KINDS] = {0};
   size_t end = size - RDT_CHECKSUM_BYTES, pos = RDT_HEADER_BYTES;
   uint32_t n_sections = rd32(buf + 40);
   for (uint32_t i = 0; i < n_sections; i++) {
@@ -70,29 +70,32 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
     uint64_t l = rd64(buf + pos + 8);
     pos += 16;
     CHECK(l <= end - pos);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < N_KINDS; k++) {
       int usable = tag == order[k] && !seen[k];
-      if (k == 3) usable = usable && seen[1] && seen[2]; /* NODE after SCHM and FRST */
-      if (k == 4) usable = usable && seen[3];            /* LEAF after NODE */
+      if (k == 3) usable = usable && seen[1] && seen[2];               /* NODE after SCHM and FRST */
+      if (k == 4) usable = usable && seen[3];                          /* LEAF after NODE */
+      if (k == 5) usable = usable && seen[4] && pos + (size_t)l == end; /* SIGN after LEAF, last */
       if (usable) { seen[k] = 1; at[k] = pos; len[k] = (size_t)l; }
     }
     pos += (size_t)l;
   }
   size_t total = RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES;
-  for (int k = 0; k < 5; k++) {
-    CHECK(seen[k]);
-    total += 16 + len[k];
+  uint32_t n_out = 0;
+  for (int k = 0; k < N_KINDS; k++) {
+    CHECK(seen[k] || k == 5);
+    if (seen[k]) { total += 16 + len[k]; n_out++; }
   }
   unsigned char *out = malloc(total);
   CHECK(out);
   memcpy(out, buf, 28);                 /* magic, version, model id */
   wr32(out + 8, 0x00010000);            /* version 1.0 */
-  wr32(out + 28, rd32(buf + 28) & 3u);  /* defined flags only */
+  wr32(out + 28, rd32(buf + 28) & 7u);  /* defined flags only: seeded, non-private, signed */
   wr64(out + 32, total);
-  wr32(out + 40, 5);
+  wr32(out + 40, n_out);
   wr32(out + 44, 0);
   size_t o = RDT_HEADER_BYTES;
-  for (int k = 0; k < 5; k++) {
+  for (int k = 0; k < N_KINDS; k++) {
+    if (!seen[k]) continue;
     wr32(out + o, order[k]);
     wr32(out + o + 4, 1); /* required */
     wr64(out + o + 8, len[k]);
@@ -114,13 +117,10 @@ static void try_decode(const unsigned char *buf, size_t size) {
     CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);
     return;
   }
-  CHECK(f.schema.n_features >= 1 && f.schema.n_classes >= 1 && f.config.trees >= 1);
-  int predict = 1;
-#ifdef RDT_FUZZ_MASK_NONE_FEATURE
-  for (size_t i = 0; i < (size_t)f.config.trees * f.n_internal; i++)
-    if (f.nodes[i].kind == RDT_SPLIT_NONE && f.nodes[i].feature >= f.schema.n_features) predict = 0;
-#endif
-  if (predict) fuzz_check_predictions(&f);
+  CHECK(f.schema.n_features >= 1 && f.config.trees >= 1);
+  CHECK((f.schema.n_classes == 0) == (f.config.task == RDT_TASK_REGRESSION));
+  fuzz_check_predictions(&f);
+  if (f.is_signed) (void)rdt_model_verify(buf, size, f.public_key); /* must not crash; usually fails */
 
   size_t out_size = 0;
   unsigned char *out = rdt_model_encode(&f, &out_size);

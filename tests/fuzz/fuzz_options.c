@@ -6,15 +6,18 @@
 ** On failure: a NUL-terminated, non-empty message and nothing left to free.
 ** On success: the schema and configuration satisfy the documented limits;
 ** and when the forest is small (fewer than 2^16 counters and a bounded
-** structure-building cost) it is built with rdt_forest_init (with a fixed
-** seed when the options have none, so that runs are reproducible), trained
-** on a few fixed rows, noised, prepared, asked for predictions, encoded,
-** decoded, and re-encoded to the same bytes, then freed.
+** building cost) it is built as rdt_train builds it, with a fixed seed when
+** the options have none (so runs are reproducible): RDT: rdt_forest_init,
+** node checks, a few fixed rows counted row by row and batched, noise;
+** DiPriMe: rdt_diprime_budget, rdt_forest_init, rdt_diprime_train on the
+** same rows; then prepared, asked for predictions, encoded, decoded, and
+** re-encoded to the same bytes, then freed.
 */
 #include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/diprime.h"
 #include "core/options.h"
 #include "core/rng.h"
 #include "fuzz_common.h"
@@ -40,15 +43,21 @@ static void check_values(const rdt_value *v, uint32_t n) {
 }
 
 static void check_schema(const rdt_schema *s, const rdt_config *c) {
+  int regression = c->task == RDT_TASK_REGRESSION;
   CHECK(s->n_features >= 1 && s->n_features <= RDT_MAX_FEATURES);
-  CHECK(s->n_classes >= 1 && s->n_classes <= RDT_MAX_CLASSES);
+  CHECK(c->task == RDT_TASK_CLASSIFICATION || (regression && c->algorithm == RDT_ALGO_DIPRIME));
+  CHECK(regression ? s->n_classes == 0 : s->n_classes >= 1 && s->n_classes <= RDT_MAX_CLASSES);
+  if (regression)
+    CHECK(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max);
   CHECK(c->trees >= 1 && c->trees <= RDT_MAX_TREES && c->depth >= 1 && c->depth <= RDT_MAX_DEPTH);
-  CHECK(c->algorithm == RDT_ALGO_RDT);
+  CHECK(c->algorithm == RDT_ALGO_RDT || c->algorithm == RDT_ALGO_DIPRIME);
+  if (c->algorithm == RDT_ALGO_DIPRIME)
+    CHECK(c->rho > 0 && c->rho < 1 && c->candidates >= 1 && (c->partition == 0 || c->partition == 1));
   CHECK(c->vote >= RDT_VOTE_MAJORITY && c->vote <= RDT_VOTE_PROBABILISTIC);
   CHECK(c->splits == RDT_SPLITS_REACHABLE || c->splits == RDT_SPLITS_GLOBAL);
   CHECK(c->categorical == RDT_CATEGORICAL_SUBSET || c->categorical == RDT_CATEGORICAL_ONE_VS_REST);
   CHECK(!c->is_private || c->eps.num > 0);
-  CHECK(rdt_forest_counters(c, s->n_classes) > 0);
+  CHECK(rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) > 0);
   check_values(s->classes, s->n_classes);
   for (uint32_t j = 0; j < s->n_features; j++) {
     const rdt_feature *ft = &s->features[j];
@@ -64,34 +73,31 @@ static void check_schema(const rdt_schema *s, const rdt_config *c) {
   }
 }
 
-/* Rough count of the steps rdt_forest_init takes to draw the structure:
-** every internal node scans every feature, a categorical one costs its
-** codes times the path length. */
+/* Rough count of the steps building the forest takes: every internal node
+** scans every feature, a categorical one costs its codes times the path
+** length; a DiPriMe node also releases up to `candidates` medians on a
+** 1024-cell grid or draws 8 subsets, and a selection. */
 static uint64_t build_work(const rdt_schema *s, const rdt_config *c) {
-  uint64_t per_node = 0;
+  uint64_t per_node = 0, codes = 0;
   for (uint32_t j = 0; j < s->n_features; j++) {
     const rdt_feature *ft = &s->features[j];
-    per_node += 1 + (ft->type == RDT_FEATURE_CATEGORICAL ? (uint64_t)(ft->n_values + 1) * (c->depth + 1) : 0);
+    uint64_t k = ft->type == RDT_FEATURE_CATEGORICAL ? (uint64_t)ft->n_values + 1 : 0;
+    per_node += 1 + k * (c->depth + 1);
+    codes += k;
   }
+  if (c->algorithm == RDT_ALGO_DIPRIME)
+    per_node += ((uint64_t)c->candidates + 1) * (RDT_DIPRIME_MEDIAN_CELLS + RDT_DIPRIME_SUBSETS * (codes + 64));
   return ((uint64_t)c->trees << c->depth) * per_node;
 }
 
-static void build_and_check(rdt_schema *s, rdt_config *c) {
-  if (!c->seeded) { /* reproducible runs: a fixed structure key */
-    c->seeded = 1;
-    memset(c->seed_key, 0x5A, sizeof c->seed_key);
-  }
-  rdt_forest f;
-  CHECK(rdt_forest_init(&f, s, c)); /* takes the schema */
-  uint32_t C = f.schema.n_classes, nf = f.schema.n_features;
-
-  /* Structure invariants that the model decoder checks too. */
-  size_t nn = (size_t)f.config.trees * f.n_internal;
+/* RDT: the structure invariants that the model decoder checks too. */
+static void check_nodes(const rdt_forest *f) {
+  size_t nn = (size_t)f->config.trees * f->n_internal;
   for (size_t i = 0; i < nn; i++) {
-    const rdt_node *nd = &f.nodes[i];
+    const rdt_node *nd = &f->nodes[i];
     if (nd->kind == RDT_SPLIT_NONE) continue;
-    CHECK(nd->feature < nf);
-    const rdt_feature *ft = &f.schema.features[nd->feature];
+    CHECK(nd->feature < f->schema.n_features);
+    const rdt_feature *ft = &f->schema.features[nd->feature];
     if (nd->kind == RDT_SPLIT_NUMERIC) {
       CHECK(ft->type == RDT_FEATURE_NUMERIC && nd->value >= ft->min && nd->value <= ft->max);
     } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
@@ -100,28 +106,50 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
       CHECK(nd->kind == RDT_SPLIT_CATEGORY_SUBSET && ft->type == RDT_FEATURE_CATEGORICAL);
     }
   }
+}
 
-  /* A few rows: every fixed vector, classes in turn, row by row and batched. */
+static void build_and_check(rdt_schema *s, rdt_config *c) {
+  if (!c->seeded) { /* reproducible runs: a fixed structure key */
+    c->seeded = 1;
+    memset(c->seed_key, 0x5A, sizeof c->seed_key);
+  }
+  int diprime = c->algorithm == RDT_ALGO_DIPRIME;
+  if (diprime && !rdt_diprime_budget(c, s->n_features)) { /* rdt_train's error: a share rounds to 0 */
+    rdt_schema_free(s);
+    return;
+  }
+  rdt_forest f;
+  CHECK(rdt_forest_init(&f, s, c)); /* takes the schema */
+  uint32_t C = f.schema.n_classes, nf = f.schema.n_features, slots = rdt_forest_slots(&f);
+  if (!diprime) check_nodes(&f);
+
+  /* A few rows: every fixed vector, classes (or targets) in turn. */
   double *rows = malloc((size_t)FUZZ_N_VECTORS * nf * sizeof *rows);
   uint32_t cls[FUZZ_N_VECTORS];
+  double y[FUZZ_N_VECTORS];
   CHECK(rows);
   for (int v = 0; v < FUZZ_N_VECTORS; v++) {
     fuzz_vector(&f, v, rows + (size_t)v * nf);
-    cls[v] = (uint32_t)v % C;
-    rdt_forest_train_row(&f, rows + (size_t)v * nf, cls[v]);
+    cls[v] = C ? (uint32_t)v % C : 0;
+    y[v] = v == 0 ? f.config.target_min : v == 1 ? f.config.target_max : v == 2 ? NAN : (double)v;
   }
-  rdt_forest_train_batch(&f, rows, cls, FUZZ_N_VECTORS);
-  free(rows);
-  int64_t total = 0;
-  for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * C; i++) total += f.counts[i];
-  CHECK(total == (int64_t)2 * FUZZ_N_VECTORS * f.config.trees);
-
-  rdt_rng noise;
   unsigned char key[RDT_RNG_KEYBYTES];
   memset(key, 0xA5, sizeof key);
+  rdt_rng noise;
   rdt_rng_init_seeded(&noise, key);
-  rdt_forest_add_noise(&f, &noise);
+  if (diprime) {
+    CHECK(rdt_diprime_train(&f, rows, f.config.task == RDT_TASK_REGRESSION ? NULL : cls, y, FUZZ_N_VECTORS, &noise));
+    check_nodes(&f);
+  } else {
+    for (int v = 0; v < FUZZ_N_VECTORS; v++) rdt_forest_train_row(&f, rows + (size_t)v * nf, cls[v]);
+    rdt_forest_train_batch(&f, rows, cls, FUZZ_N_VECTORS);
+    int64_t total = 0;
+    for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * slots; i++) total += f.counts[i];
+    CHECK(total == (int64_t)2 * FUZZ_N_VECTORS * f.config.trees);
+    rdt_forest_add_noise(&f, &noise);
+  }
   rdt_rng_clear(&noise);
+  free(rows);
   CHECK(rdt_forest_prepare(&f));
   fuzz_check_predictions(&f);
 
@@ -154,7 +182,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   check_schema(&s, &c);
-  if (rdt_forest_counters(&c, s.n_classes) < MAX_COUNTERS_BUILT && build_work(&s, &c) < MAX_BUILD_WORK)
+  if (rdt_forest_counters(&c, rdt_config_slots(&c, s.n_classes)) < MAX_COUNTERS_BUILT &&
+      build_work(&s, &c) < MAX_BUILD_WORK)
     build_and_check(&s, &c);
   else
     rdt_schema_free(&s);

@@ -28,6 +28,11 @@ SELECT writefile('one-class-depth1.blob', rdt_train('{"epsilon": 1000000, "trees
 SELECT writefile('categorical-70-values.blob', rdt_train('{"epsilon": 1, "trees": 2, "depth": 5, "seed": 6, "classes": [0, 1], "features": [{"name": "wide", "type": "categorical", "values": [' || (SELECT group_concat(value, ',') FROM generate_series(0, 69)) || ']}, {"name": "yn", "type": "categorical", "values": ["y"]}]}', value % 2, value % 75, 'y')) FROM generate_series(1, 40);
 SELECT writefile('unicode-names-min-eps.blob', rdt_train('{"epsilon": 0.000001, "trees": 1, "depth": 2, "seed": "\u00e9\ud83d\ude00", "classes": ["\u00fcber", "\u65e5\u672c"], "features": [{"name": "\u0394x", "type": "numeric", "min": -0.5, "max": 0.5}, {"name": "k", "type": "categorical", "values": ["\ud83d\ude00", 9223372036854775807, -9223372036854775808]}]}', NULL, 0, 'k'));
 SELECT writefile('categorical-none-nodes.blob', rdt_train('{"epsilon": 1, "trees": 2, "depth": 3, "seed": 8, "classes": [0, 1], "features": [{"name": "yn", "type": "categorical", "values": ["y", "n"]}]}', value % 2, CASE WHEN value % 3 THEN 'y' END)) FROM generate_series(1, 20);
+SELECT writefile('diprime-classification.blob', rdt_train('{"algorithm": "diprime", "epsilon": 2, "trees": 2, "depth": 3, "seed": 9, "candidates": 2, "rho": 0.25, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}, {"name": "bucket", "type": "categorical", "values": ["lo", "hi"]}]}', label, variance, skewness, CASE WHEN curtosis < 0 THEN 'lo' ELSE 'hi' END)) FROM bank;
+SELECT writefile('diprime-regression.blob', rdt_train('{"algorithm": "diprime", "task": "regression", "target": {"min": -8, "max": 8}, "epsilon": 1, "trees": 2, "depth": 2, "seed": 10, "partition": false, "max_rows": 5000, "features": [{"name": "skewness", "type": "numeric", "min": -14, "max": 14}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}]}', variance, skewness, entropy)) FROM bank;
+SELECT writefile('diprime-nonprivate-categorical.blob', rdt_train('{"algorithm": "diprime", "epsilon": null, "trees": 1, "depth": 3, "seed": 11, "classes": ["democrat", "republican"], "features": [{"name": "infants", "type": "categorical", "values": ["y", "n"]}, {"name": "crime", "type": "categorical", "values": ["y", "n"]}]}', label, handicapped_infants, crime)) FROM vote;
+SELECT writefile('signed-note.blob', rdt_sign(readfile('three-int-classes-mixed.blob'), json_extract(k, '$.secret_key'), 'published by the fuzz seeds, note with unicode: é')) FROM (SELECT rdt_keypair() AS k);
+SELECT writefile('signed-regression.blob', rdt_sign(readfile('diprime-regression.blob'), json_extract(k, '$.secret_key'))) FROM (SELECT rdt_keypair() AS k);
 SQL
 cp "$REPO/tests/golden/model_v1.blob" golden-model_v1.blob
 
@@ -72,6 +77,20 @@ w('lenient-minor-flags-reserved.blob', build(bytes(h), s))
 w('lenient-empty-optional-section-reordered.blob', build(num, [s[2], ('XTRA', 0, b''), s[1], s[0], s[3], s[4]]))
 # model-format.md: "unknown optional sections are skipped"; the decoder rejects a non-empty one
 w('optional-section-nonempty.blob', build(num, s + [('XTRA', 0, b'optional')]))
+# once a crash (fuzz_model): a pass-through node naming a feature out of range, read by the generic walk
+cn = open('categorical-none-nodes.blob','rb').read(); cs = sections(cn); x = bytearray(cs[3][2])
+for i in range(len(x) // 16):
+    if struct.unpack_from('<I', x, 16 * i + 4)[0] == 0: struct.pack_into('<I', x, 16 * i, 0x40000000)
+w('bad-none-node-feature-out-of-range.blob', build(cn, cs[:3] + [(cs[3][0], cs[3][1], bytes(x))] + cs[4:]))
+# once a failed property (fuzz_model): a regression target range that overflows (predictions Inf)
+rg = open('diprime-regression.blob','rb').read(); rs = sections(rg); x = bytearray(rs[2][2])
+struct.pack_into('<dd', x, 48, -1.7e308, 1.7e308)
+w('bad-regression-target-range-overflow.blob', build(rg, rs[:2] + [(rs[2][0], rs[2][1], bytes(x))] + rs[3:]))
+sg = open('signed-note.blob','rb').read(); ss = sections(sg)
+w('bad-signature-not-last.blob', build(sg, ss[:4] + [ss[5], ss[4]]))
+x = bytearray(sg); x[-40] ^= 1; w('signed-bad-signature-rechecksummed.blob', fix(x))
+h = bytearray(sg[:48]); h[28:32] = struct.pack('<I', struct.unpack_from('<I', sg, 28)[0] & ~4)
+w('bad-signed-section-without-flag.blob', build(bytes(h), ss))
 np = open('three-text-classes-nonprivate.blob','rb').read(); sn = sections(np)
 x = bytearray(sn[0][2]); x[8:16] = struct.pack('<Q', 12345)
 w('lenient-nonprivate-eps-ignored.blob', build(np, [(sn[0][0], sn[0][1] | 6, bytes(x))] + sn[1:]))
@@ -100,6 +119,33 @@ docs['ok-extreme-values'] = ('{"epsilon": 1000000, "trees": 1024, "depth": 1, "c
   ' {"name": "k", "type": "categorical", "values": [-0, "-0", "00"]}], "seed": -9223372036854775808}')
 docs['ok-whitespace'] = ' \t\r\n{ "epsilon" : 2 , "depth" : 28 , "trees" : 1 , "classes" : [ "a" ] , "features" : [ { "type" : "numeric" , "name" : "x" , "max" : 1 , "min" : -1 } ] } \n\t '
 docs['ok-many-features'] = base(', "trees": 1, "depth": 6', features=', '.join('{"name": "f%d", "type": "%s", %s}' % (i, 'numeric' if i % 2 else 'categorical', '"min": %d, "max": %d' % (-i, i) if i % 2 else '"values": ["a", "b", %d]' % i) for i in range(120)))
+docs['ok-diprime-every-key'] = ('{"algorithm": "diprime", "epsilon": 3, "trees": 2, "depth": 3, "rho": 0.3, "candidates": 2, "partition": false,'
+  ' "task": "classification", "max_rows": 100, "vote": "majority", "seed": "d", "rows": 50, "ledger": "budget",'
+  ' "classes": ["a", "b", "c"], "features": [' + F_NUM + ', {"name": "c", "type": "categorical", "values": [1, 2, 3, 4]}]}')
+docs['ok-diprime-regression'] = ('{"algorithm": "diprime", "task": "regression", "target": {"min": -1e3, "max": 2.5e3}, "epsilon": 0.5,'
+  ' "trees": 3, "depth": 2, "features": [' + F_NUM + ', {"name": "k", "type": "categorical", "values": ["p", "q"]}]}')
+docs['ok-diprime-regression-nonprivate'] = ('{"algorithm": "diprime", "task": "regression", "target": {"min": 0, "max": 1}, "epsilon": null,'
+  ' "trees": 1, "depth": 4, "partition": true, "features": [' + F_NUM + ']}')
+docs['ok-rows-default-depth'] = base(', "rows": 1000, "trees": 3', eps='0.5')
+docs['ok-rows-epsilon-null'] = base(', "rows": 1125899906842624, "ledger": "l\\u00e9dger"', eps='null')
+docs['opt-rows-too-many'] = base(', "rows": 1125899906842625')
+docs['opt-ledger-empty'] = base(', "ledger": ""')
+docs['opt-ledger-too-long'] = base(', "ledger": "%s"' % ('x' * 129))
+docs['opt-diprime-rdt-key'] = base(', "algorithm": "diprime", "splits": "global"')
+docs['opt-rows-zero'] = base(', "rows": 0')
+docs['opt-rows-float'] = base(', "rows": 1e3')
+docs['opt-diprime-key-on-rdt'] = base(', "rho": 0.5')
+docs['opt-diprime-rho-one'] = base(', "algorithm": "diprime", "rho": 1')
+docs['opt-diprime-candidates-zero'] = base(', "algorithm": "diprime", "candidates": 0')
+docs['opt-diprime-partition-number'] = base(', "algorithm": "diprime", "partition": 1')
+docs['opt-diprime-task-bad'] = base(', "algorithm": "diprime", "task": "ranking"')
+docs['opt-diprime-regression-no-target'] = '{"algorithm": "diprime", "task": "regression", "epsilon": 1, "features": [' + F_NUM + ']}'
+docs['opt-diprime-regression-with-classes'] = base(', "algorithm": "diprime", "task": "regression", "target": {"min": 0, "max": 1}')
+docs['opt-diprime-regression-vote'] = '{"algorithm": "diprime", "task": "regression", "target": {"min": 0, "max": 1}, "vote": "majority", "epsilon": 1, "features": [' + F_NUM + ']}'
+docs['opt-diprime-target-inverted'] = '{"algorithm": "diprime", "task": "regression", "target": {"min": 1, "max": 0}, "epsilon": 1, "features": [' + F_NUM + ']}'
+docs['opt-diprime-target-on-classification'] = base(', "algorithm": "diprime", "target": {"min": 0, "max": 1}')
+docs['opt-diprime-max-rows-zero'] = base(', "algorithm": "diprime", "max_rows": 0')
+docs['opt-diprime-eps-share-rounds-to-zero'] = base(', "algorithm": "diprime", "trees": 1024, "depth": 8, "candidates": 1000, "partition": false', eps='0.000001')
 # JSON errors
 for name, text in {
     'json-empty': '', 'json-space': '   ', 'json-null': 'null', 'json-array': '[]', 'json-string': '"epsilon"',
