@@ -64,6 +64,11 @@ void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 /* Append s as a JSON string literal. */
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
+/* Append a class or category value (integer or string) as JSON. */
+void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v);
+/* Append the classes, or the features with their domains, as JSON arrays. */
+void rdt_sql_json_classes(sqlite3_str *out, const rdt_schema *s);
+void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s);
 
 void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_train_final(sqlite3_context *ctx);

@@ -18,11 +18,6 @@
 #define EXPORT_FORMAT "rdt-model-json"
 #define EXPORT_VERSION 1
 
-static void put_value(sqlite3_str *o, const rdt_value *v) {
-  if (v->type == RDT_VALUE_INTEGER) sqlite3_str_appendf(o, "%lld", v->integer);
-  else rdt_sql_json_string(o, v->text, v->text_len);
-}
-
 static void put_hex(sqlite3_str *o, const unsigned char *b, size_t n) {
   sqlite3_str_appendchar(o, 1, '"');
   for (size_t i = 0; i < n; i++) sqlite3_str_appendf(o, "%02x", b[i]);
@@ -62,34 +57,16 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                       "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
                       "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
                       "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
-                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":[",
+                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":",
                       diprime ? "diprime" : "rdt", regression ? "regression" : "classification", c->trees, c->depth,
                       (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
                       (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->rho, c->candidates,
                       c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
-  for (uint32_t j = 0; j < f->schema.n_features; j++) {
-    const rdt_feature *ft = &f->schema.features[j];
-    if (j) sqlite3_str_appendchar(o, 1, ',');
-    sqlite3_str_appendall(o, "{\"name\":");
-    rdt_sql_json_string(o, ft->name, strlen(ft->name));
-    if (ft->type == RDT_FEATURE_NUMERIC) {
-      sqlite3_str_appendf(o, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
-    } else {
-      sqlite3_str_appendall(o, ",\"type\":\"categorical\",\"values\":[");
-      for (uint32_t k = 0; k < ft->n_values; k++) {
-        if (k) sqlite3_str_appendchar(o, 1, ',');
-        put_value(o, &ft->values[k]);
-      }
-      sqlite3_str_appendall(o, "]}");
-    }
-  }
-  sqlite3_str_appendall(o, "],\"classes\":[");
-  for (uint32_t k = 0; k < f->schema.n_classes; k++) {
-    if (k) sqlite3_str_appendchar(o, 1, ',');
-    put_value(o, &f->schema.classes[k]);
-  }
+  rdt_sql_json_features(o, &f->schema);
+  sqlite3_str_appendall(o, ",\"classes\":");
+  rdt_sql_json_classes(o, &f->schema);
   /* nodes: per tree, heap order, [kind, feature, value]; a subset's value is its mask in hex */
-  sqlite3_str_appendall(o, "],\"nodes\":[");
+  sqlite3_str_appendall(o, ",\"nodes\":[");
   for (uint32_t t = 0; t < c->trees; t++) {
     sqlite3_str_appendall(o, t ? ",[" : "[");
     for (uint32_t i = 0; i < f->n_internal; i++) {

@@ -93,11 +93,6 @@ void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
   sqlite3_result_text(ctx, s, n, sqlite3_free);
 }
 
-static void append_value(sqlite3_str *out, const rdt_value *v) {
-  if (v->type == RDT_VALUE_INTEGER) sqlite3_str_appendf(out, "%lld", v->integer);
-  else rdt_sql_json_string(out, v->text, v->text_len);
-}
-
 static const char *vote_name(rdt_vote v) {
   switch (v) {
     case RDT_VOTE_MAJORITY: return "majority";
@@ -162,29 +157,11 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_str_appendf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",",
                         c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
                         c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
-  sqlite3_str_appendall(o, "\"classes\":[");
-  for (uint32_t k = 0; k < f->schema.n_classes; k++) {
-    if (k) sqlite3_str_appendchar(o, 1, ',');
-    append_value(o, &f->schema.classes[k]);
-  }
-  sqlite3_str_appendall(o, "],\"features\":[");
-  for (uint32_t j = 0; j < f->schema.n_features; j++) {
-    const rdt_feature *ft = &f->schema.features[j];
-    if (j) sqlite3_str_appendchar(o, 1, ',');
-    sqlite3_str_appendall(o, "{\"name\":");
-    rdt_sql_json_string(o, ft->name, strlen(ft->name));
-    if (ft->type == RDT_FEATURE_NUMERIC) {
-      sqlite3_str_appendf(o, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
-    } else {
-      sqlite3_str_appendall(o, ",\"type\":\"categorical\",\"values\":[");
-      for (uint32_t k = 0; k < ft->n_values; k++) {
-        if (k) sqlite3_str_appendchar(o, 1, ',');
-        append_value(o, &ft->values[k]);
-      }
-      sqlite3_str_appendall(o, "]}");
-    }
-  }
-  sqlite3_str_appendf(o, "],\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
+  sqlite3_str_appendall(o, "\"classes\":");
+  rdt_sql_json_classes(o, &f->schema);
+  sqlite3_str_appendall(o, ",\"features\":");
+  rdt_sql_json_features(o, &f->schema);
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
                       f->is_signed ? "true" : "false");
   if (f->is_signed) {
     char pk[65];

@@ -84,3 +84,38 @@ void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n) {
   }
   sqlite3_str_appendchar(out, 1, '"');
 }
+
+void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v) {
+  if (v->type == RDT_VALUE_INTEGER) sqlite3_str_appendf(out, "%lld", v->integer);
+  else rdt_sql_json_string(out, v->text, v->text_len);
+}
+
+void rdt_sql_json_classes(sqlite3_str *out, const rdt_schema *s) {
+  sqlite3_str_appendchar(out, 1, '[');
+  for (uint32_t k = 0; k < s->n_classes; k++) {
+    if (k) sqlite3_str_appendchar(out, 1, ',');
+    rdt_sql_json_value(out, &s->classes[k]);
+  }
+  sqlite3_str_appendchar(out, 1, ']');
+}
+
+void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s) {
+  sqlite3_str_appendchar(out, 1, '[');
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    const rdt_feature *ft = &s->features[j];
+    if (j) sqlite3_str_appendchar(out, 1, ',');
+    sqlite3_str_appendall(out, "{\"name\":");
+    rdt_sql_json_string(out, ft->name, strlen(ft->name));
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      sqlite3_str_appendf(out, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
+    } else {
+      sqlite3_str_appendall(out, ",\"type\":\"categorical\",\"values\":[");
+      for (uint32_t k = 0; k < ft->n_values; k++) {
+        if (k) sqlite3_str_appendchar(out, 1, ',');
+        rdt_sql_json_value(out, &ft->values[k]);
+      }
+      sqlite3_str_appendall(out, "]}");
+    }
+  }
+  sqlite3_str_appendchar(out, 1, ']');
+}
