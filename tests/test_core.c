@@ -54,6 +54,9 @@ static void test_json(void) {
         "json: parses every value type with escapes");
   rdt_json_free(v);
   check(json_ok("[\"\\ud83d\\ude00\"]"), "json: surrogate pair");
+  check(json_ok("[\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"]") && !json_ok("[\"\xc3\"]") &&
+            !json_ok("[\"\xc0\xaf\"]") && !json_ok("[\"\xed\xa0\x80\"]") && !json_ok("[\"\xff\"]"),
+        "json: raw UTF-8 accepted when well formed, refused when truncated, overlong, a surrogate or invalid");
   const char *bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\\x\"", "\"abc",
                        "[1] x", "nul", "\"\\ud800\"", "\"\\u0000\"", "{\"a\":1,}", "\"\x01\""};
   int all_rejected = 1;

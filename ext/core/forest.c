@@ -471,7 +471,8 @@ static int prepare_regression(rdt_forest *f) {
     double sum = f->counts[2 * l + 1] > 0 ? ldexp((double)f->counts[2 * l + 1], -RDT_TARGET_GRID_LOG2) : 0;
     double unit = count + pseudo > 0 ? (sum + 0.5 * pseudo) / (count + pseudo) : 0.5;
     if (unit > 1) unit = 1;
-    f->theta[l] = lo + r * unit;
+    double mean = lo + r * unit; /* lo + r can round past the maximum: clamp */
+    f->theta[l] = mean > f->config.target_max ? f->config.target_max : mean < lo ? lo : mean;
   }
   return 1;
 }

@@ -80,6 +80,19 @@ static int read_hex4(json_parser *p, unsigned *out) {
   return 1;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+** no surrogates, at most U+10FFFF), or 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t avail) {
+  unsigned c = s[0];
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+  if (n == 0 || n > avail) return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (n == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F))) return 0; /* overlong, surrogate */
+  if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))) return 0;  /* overlong, > U+10FFFF */
+  return n;
+}
+
 /* Reads a string starting at the opening quote; returns a malloc'd copy. */
 static char *parse_string(json_parser *p, size_t *out_len) {
   p->pos++; /* opening quote */
@@ -96,6 +109,14 @@ static char *parse_string(json_parser *p, size_t *out_len) {
     unsigned char c = (unsigned char)p->s[p->pos];
     if (c == '"') { p->pos++; break; }
     if (c < 0x20) { json_fail(p, "control character in string"); free(o); return NULL; }
+    if (c >= 0x80) { /* raw UTF-8: copy one well-formed sequence or refuse */
+      size_t k = utf8_sequence((const unsigned char *)p->s + p->pos, p->len - p->pos);
+      if (!k) { json_fail(p, "invalid UTF-8 in string"); free(o); return NULL; }
+      memcpy(o + n, p->s + p->pos, k);
+      n += k;
+      p->pos += k;
+      continue;
+    }
     if (c != '\\') { o[n++] = (char)c; p->pos++; continue; }
     p->pos++;
     if (p->pos >= p->len) { json_fail(p, "unterminated string"); free(o); return NULL; }

@@ -298,6 +298,9 @@ static int read_schema(reader *r, rdt_schema *s) {
   if (!read_values(r, &s->classes, &s->n_classes, 0, RDT_MAX_CLASSES)) return 0;
   long what;
   uint32_t dup;
+  for (uint32_t i = 0; i < nf; i++) /* as the options parser: feature names are unique */
+    for (uint32_t k = 0; k < i; k++)
+      if (strcmp(s->features[i].name, s->features[k].name) == 0) return 0;
   return rdt_schema_build_indexes(s, &what, &dup) == 1;
 }
 
@@ -403,8 +406,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       f->n_leaves = (uint32_t)1 << c->depth;
       f->n_internal = f->n_leaves - 1;
       uint64_t nn = (uint64_t)c->trees * f->n_internal;
-      if (nn * 16 != len || rdt_forest_counters(c, rdt_forest_slots(f)) == 0) { why = "node table has the wrong size"; s.bad = 1; nn = 0; }
-      else if (!(f->nodes = calloc((size_t)nn + 1, sizeof *f->nodes))) { why = "out of memory"; s.bad = 1; nn = 0; }
+      const char *node_why = "malformed node";
+      if (nn * 16 != len || rdt_forest_counters(c, rdt_forest_slots(f)) == 0) { node_why = "node table has the wrong size"; s.bad = 1; nn = 0; }
+      else if (!(f->nodes = calloc((size_t)nn + 1, sizeof *f->nodes))) { node_why = "out of memory"; s.bad = 1; nn = 0; }
       for (uint64_t k = 0; k < nn && !s.bad; k++) {
         rdt_node *nd = &f->nodes[k];
         nd->feature = get_u32(&s);
@@ -427,7 +431,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
           s.bad = 1;
         }
       }
-      if (s.bad) why = "malformed node";
+      if (s.bad) why = node_why;
     } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes) {
       seen_leaves = 1;
       uint32_t enc = get_u32(&s);
@@ -450,6 +454,8 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (sflags & SECTION_REQUIRED) {
       why = "unknown or misplaced required section";
       s.bad = 1;
+    } else {
+      s.pos = s.n; /* an optional section this version does not know: skipped */
     }
     if (s.bad || s.pos != s.n) { r.bad = 1; if (!s.bad) why = "section has trailing bytes"; }
   }
