@@ -14,6 +14,7 @@
 
 #include "core/json.h"
 #include "core/median.h"
+#include "core/options.h"
 #include "rdt_sql.h"
 
 #define MEDIAN_DEFAULT_CELLS 65536u
@@ -78,15 +79,7 @@ static int median_options(sqlite3_context *ctx, median_state *st, sqlite3_value 
         problem = "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)";
       else memcpy(st->ledger, j->string, j->string_len + 1);
     } else if (strcmp(j->key, "seed") == 0) {
-      char num[32];
-      if (j->type == RDT_JSON_STRING) {
-        rdt_rng_derive_key(st->seed_key, j->string, j->string_len, "median-seed-text");
-      } else if (j->type == RDT_JSON_NUMBER && j->is_integer) {
-        size_t len = rdt_int_text(j->integer, num);
-        rdt_rng_derive_key(st->seed_key, num, len, "median-seed-integer");
-      } else {
-        problem = "\"seed\" must be an integer or a string";
-      }
+      if (!rdt_options_seed_key(j, "median-seed", st->seed_key)) problem = "\"seed\" must be an integer or a string";
       st->seeded = 1;
     } else {
       snprintf(buf, sizeof buf, "unknown option \"%.100s\"", j->key);

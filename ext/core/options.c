@@ -17,6 +17,21 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   return 0;
 }
 
+int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char key[RDT_RNG_KEYBYTES]) {
+  char purpose[64], num[32];
+  if (seed->type == RDT_JSON_STRING) {
+    snprintf(purpose, sizeof purpose, "%s-text", domain);
+    rdt_rng_derive_key(key, seed->string, seed->string_len, purpose);
+    return 1;
+  }
+  if (seed->type == RDT_JSON_NUMBER && seed->is_integer) {
+    snprintf(purpose, sizeof purpose, "%s-integer", domain);
+    rdt_rng_derive_key(key, num, rdt_int_text(seed->integer, num), purpose);
+    return 1;
+  }
+  return 0;
+}
+
 static int check_keys(const rdt_json *obj, const char *const *allowed, const char *where, char *err,
                       size_t n) {
   for (size_t i = 0; i < obj->n; i++) {
@@ -259,19 +274,9 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   }
 
   j = rdt_json_get(root, "seed");
-  c->seeded = 0;
-  if (j) {
-    char buf[32];
-    if (j->type == RDT_JSON_STRING) {
-      rdt_rng_derive_key(c->seed_key, j->string, j->string_len, "seed-text");
-    } else if (j->type == RDT_JSON_NUMBER && j->is_integer) {
-      size_t len = rdt_int_text(j->integer, buf);
-      rdt_rng_derive_key(c->seed_key, buf, len, "seed-integer");
-    } else {
-      return fail(err, n, "\"seed\" must be an integer or a string");
-    }
-    c->seeded = 1;
-  }
+  c->seeded = j != NULL;
+  if (j && !rdt_options_seed_key(j, "seed", c->seed_key))
+    return fail(err, n, "\"seed\" must be an integer or a string");
 
   j = rdt_json_get(root, "classes");
   if (c->task == RDT_TASK_REGRESSION) {
