@@ -192,9 +192,11 @@ int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
 ** eps_leaves = eps - eps_count. */
 void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
-/* Depth for a row count: round(log2(4 * rows * eps_leaves / trees)) (rows * 4
-** without noise), clamped to [RDT_AUTO_MIN_DEPTH, max_depth]. */
-uint32_t rdt_depth_for_rows(const rdt_config *c, double rows, uint32_t max_depth);
+/* Depth for a row count, from public facts only:
+** round(log2(8 * rows * eps_leaves / (trees * max(classes, 2)))), i.e.
+** 4 * rows * eps / trees for two classes (rows * 4 without noise), clamped to
+** [RDT_AUTO_MIN_DEPTH, max_depth]. */
+uint32_t rdt_depth_for_rows(const rdt_config *c, double rows, uint32_t n_classes, uint32_t max_depth);
 /* Automatic depth: release a noisy row count (discrete Laplace, sensitivity
 ** 1, eps_count), choose the depth from it and cut every tree back to it: a
 ** leaf at the new depth gets the sum of its descendants' exact counters.

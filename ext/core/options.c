@@ -211,6 +211,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH, RDT_DEFAULT_DEPTH, &c->depth, err, n))
     return 0;
   j = rdt_json_get(root, "rows");
+  long long rows_hint = 0;
   c->auto_depth = 0;
   c->eps_count.num = 0;
   if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
@@ -228,15 +229,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (j) {
     if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > ((long long)1 << 50))
       return fail(err, n, "\"rows\" must be a positive integer: a public estimate of the number of rows");
-    /* Default depth from public facts only (the user's row estimate, trees,
-    ** epsilon): leaves should hold a few noise scales of rows each, so
-    ** 2^depth ~ 4 * rows * eps / trees (rows * 4 for a non-private model),
-    ** clamped to [2, 14]. Chosen on the paper data sets (README). */
-    if (!rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
-      double scale = c->is_private ? rdt_eps_to_double(c->eps) / c->trees : 1.0;
-      double d = floor(log2(4.0 * (double)j->integer * scale) + 0.5);
-      c->depth = d < 2 ? 2 : d > 14 ? 14 : (uint32_t)d;
-    }
+    /* The depth itself is chosen once the classes are known (below). */
+    rows_hint = j->integer;
   }
 
   j = rdt_json_get(root, "vote");
@@ -311,6 +305,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   }
   if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
     return fail(err, n, "\"vote\" does not apply to a regression model");
+  /* Default depth from public facts only (the user's row estimate, trees,
+  ** epsilon, classes): the rule of rdt_depth_for_rows (forest.h). */
+  if (rows_hint && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT)
+    c->depth = rdt_depth_for_rows(c, (double)rows_hint, s->n_classes, RDT_AUTO_MAX_DEPTH);
   if (rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u values per leaf exceeds %llu counters",
                 c->trees, c->depth, rdt_config_slots(c, s->n_classes), (unsigned long long)RDT_MAX_COUNTERS);
