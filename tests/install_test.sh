@@ -4,20 +4,7 @@
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
-passed=0
-failed=0
-check() { # check <name> <command...>
-  local name=$1
-  shift
-  if out=$("$@" 2>&1); then
-    echo "ok - $name"
-    passed=$((passed + 1))
-  else
-    printf '%s\n' "$out" | tail -5 | sed 's/^/#   /'
-    echo "not ok - $name"
-    failed=$((failed + 1))
-  fi
-}
+. tests/tap.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(cat VERSION)
@@ -46,5 +33,4 @@ check "make install respects DESTDIR (staged under it, paths without it)" \
          grep -q '^prefix=/opt/rdt\$' '$tmp/stage/opt/rdt/lib/pkgconfig/rdt.pc'"
 rm -f dist/rdt.pc # it holds the last PREFIX; the next install rebuilds it
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -8,12 +8,7 @@ ext=${RDT_EXT:-./dist/rdt}
 shell=${SQLITE3:-sqlite3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-expect() { # expect <name> <expected> <actual>
-  if [ "$2" = "$3" ]; then echo "ok - $1"; passed=$((passed + 1))
-  else printf '#   expected: %s\n#   actual:   %s\n' "$2" "$3"; echo "not ok - $1"; failed=$((failed + 1)); fi
-}
+. tests/tap.sh
 db=$tmp/curator.db
 opts() { # opts <epsilon> -> rdt_train options charging the ledger "budget"
   echo "{\"epsilon\": $1, \"ledger\": \"budget\", \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}"
@@ -72,5 +67,4 @@ expect "two processes racing for the last of the budget: one wins, one is refuse
 expect "... and the ledger never goes below zero" "5|0.25" \
   "$(q "SELECT count(*), min(remaining) FROM budget WHERE kind = 'charge'")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

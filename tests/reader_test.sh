@@ -9,10 +9,7 @@ ext=${RDT_EXT:-./dist/rdt}
 shell=${SQLITE3:-sqlite3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-nok() { echo "not ok - $1"; failed=$((failed + 1)); }
+. tests/tap.sh
 
 "$shell" "$tmp/db" >/dev/null <<SQL
 .load $ext
@@ -96,5 +93,4 @@ if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(replace(rdt_export(model),
    grep -q 'rdt_import: '; then ok "rdt_import rejects an export whose tables do not match its depth"
 else nok "rdt_import rejects an export whose tables do not match its depth"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "core/forest.h"
 #include "core/model.h"
 
@@ -23,6 +25,18 @@
       abort();                                                                        \
     }                                                                                 \
   } while (0)
+
+/* Every target is its own program (with libFuzzer or tests/fuzz/replay.c), so
+** this header defines the entry points' shared part once per program. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (sodium_init() < 0) abort();
+  return 0;
+}
 
 #define FUZZ_N_VECTORS 5
 

@@ -21,7 +21,6 @@
 ** Build with -DRDT_FUZZ_STRICT_CANONICAL to report non-canonical inputs that
 ** decode as crashes too.
 */
-#include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,16 +28,6 @@
 #include "fuzz_common.h"
 
 #define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  if (sodium_init() < 0) abort();
-  return 0;
-}
 
 static uint32_t rd32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

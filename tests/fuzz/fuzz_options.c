@@ -13,7 +13,6 @@
 ** same rows; then prepared, asked for predictions, encoded, decoded, and
 ** re-encoded to the same bytes, then freed.
 */
-#include <sodium.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,16 +20,6 @@
 #include "core/options.h"
 #include "core/rng.h"
 #include "fuzz_common.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  if (sodium_init() < 0) abort();
-  return 0;
-}
 
 #define MAX_COUNTERS_BUILT ((uint64_t)1 << 16)
 #define MAX_BUILD_WORK ((uint64_t)1 << 22)
