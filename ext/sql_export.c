@@ -24,15 +24,6 @@ static void put_hex(sqlite3_str *o, const unsigned char *b, size_t n) {
   sqlite3_str_appendchar(o, 1, '"');
 }
 
-static const char *kind_name(uint32_t k) {
-  switch (k) {
-    case RDT_SPLIT_NUMERIC: return "numeric";
-    case RDT_SPLIT_CATEGORY_EQ: return "equals";
-    case RDT_SPLIT_CATEGORY_SUBSET: return "subset";
-    default: return "none";
-  }
-}
-
 void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
@@ -71,7 +62,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_str_appendall(o, t ? ",[" : "[");
     for (uint32_t i = 0; i < f->n_internal; i++) {
       const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
-      sqlite3_str_appendf(o, "%s[\"%s\",%u,", i ? "," : "", kind_name(n->kind), n->feature);
+      sqlite3_str_appendf(o, "%s[\"%s\",%u,", i ? "," : "", rdt_sql_split_kind_name(n->kind), n->feature);
       if (n->kind == RDT_SPLIT_CATEGORY_SUBSET)
         sqlite3_str_appendf(o, "\"%016llx\"]", (unsigned long long)rdt_value_to_mask(n->value));
       else

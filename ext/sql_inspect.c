@@ -290,12 +290,7 @@ static void column_nodes(inspect_cursor *c, sqlite3_context *ctx, int col) {
       else sqlite3_result_text(ctx, f->schema.features[n->feature].name, -1, SQLITE_TRANSIENT);
       break;
     case 6:
-      sqlite3_result_text(ctx, leaf                                 ? "leaf"
-                               : n->kind == RDT_SPLIT_NUMERIC       ? "numeric"
-                               : n->kind == RDT_SPLIT_CATEGORY_EQ   ? "equals"
-                               : n->kind == RDT_SPLIT_CATEGORY_SUBSET ? "subset"
-                                                                     : "none",
-                          -1, SQLITE_STATIC);
+      sqlite3_result_text(ctx, leaf ? "leaf" : rdt_sql_split_kind_name(n->kind), -1, SQLITE_STATIC);
       break;
     case 7: if (n && n->kind == RDT_SPLIT_NUMERIC) sqlite3_result_double(ctx, n->value); else sqlite3_result_null(ctx); break;
     case 8:

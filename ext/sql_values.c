@@ -119,3 +119,12 @@ void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s) {
   }
   sqlite3_str_appendchar(out, 1, ']');
 }
+
+const char *rdt_sql_split_kind_name(uint32_t kind) {
+  switch (kind) {
+    case RDT_SPLIT_NUMERIC: return "numeric";
+    case RDT_SPLIT_CATEGORY_EQ: return "equals";
+    case RDT_SPLIT_CATEGORY_SUBSET: return "subset";
+    default: return "none";
+  }
+}
