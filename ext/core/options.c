@@ -120,6 +120,25 @@ static int parse_uint(const rdt_json *j, const char *key, uint32_t lo, uint32_t 
   return 1;
 }
 
+/* A string option naming one of k choices: *out gets values[i] for names[i],
+** or dflt when the option is absent. */
+static int parse_choice(const rdt_json *j, const char *key, const char *const *names, const int *values, size_t k,
+                        int dflt, int *out, char *err, size_t n) {
+  *out = dflt;
+  if (!j) return 1;
+  for (size_t i = 0; i < k; i++)
+    if (j->type == RDT_JSON_STRING && strcmp(j->string, names[i]) == 0) {
+      *out = values[i];
+      return 1;
+    }
+  char list[256] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < k && used < sizeof list; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s\"%s\"", i == 0 ? "" : i + 1 < k ? ", " : " or ",
+                             names[i]);
+  return fail(err, n, "\"%s\" must be %s", key, list);
+}
+
 /* DiPriMe's own options (diprime.h). */
 static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   (void)s;
@@ -139,13 +158,13 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
     if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
     c->partition = j->type == RDT_JSON_TRUE;
   }
-  j = rdt_json_get(root, "task");
-  c->task = RDT_TASK_CLASSIFICATION;
-  if (j) {
-    if (j->type == RDT_JSON_STRING && strcmp(j->string, "classification") == 0) c->task = RDT_TASK_CLASSIFICATION;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "regression") == 0) c->task = RDT_TASK_REGRESSION;
-    else return fail(err, n, "\"task\" must be \"classification\" or \"regression\"");
-  }
+  static const char *const task_names[] = {"classification", "regression"};
+  static const int task_values[] = {RDT_TASK_CLASSIFICATION, RDT_TASK_REGRESSION};
+  int choice;
+  if (!parse_choice(rdt_json_get(root, "task"), "task", task_names, task_values, 2, RDT_TASK_CLASSIFICATION, &choice,
+                    err, n))
+    return 0;
+  c->task = (rdt_task)choice;
   j = rdt_json_get(root, "target");
   if (c->task == RDT_TASK_REGRESSION) {
     const rdt_json *lo = rdt_json_get(j, "min"), *hi = rdt_json_get(j, "max");
@@ -177,14 +196,15 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
-  const rdt_json *j = rdt_json_get(root, "algorithm");
-  c->algorithm = RDT_ALGO_RDT;
+  static const char *const algorithm_names[] = {"rdt", "diprime"};
+  static const int algorithm_values[] = {RDT_ALGO_RDT, RDT_ALGO_DIPRIME};
+  int choice;
+  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, 2, RDT_ALGO_RDT,
+                    &choice, err, n))
+    return 0;
+  c->algorithm = (rdt_algorithm)choice;
   c->task = RDT_TASK_CLASSIFICATION;
-  if (j) {
-    if (j->type == RDT_JSON_STRING && strcmp(j->string, "rdt") == 0) c->algorithm = RDT_ALGO_RDT;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "diprime") == 0) c->algorithm = RDT_ALGO_DIPRIME;
-    else return fail(err, n, "\"algorithm\" must be \"rdt\" or \"diprime\"");
-  }
+  const rdt_json *j;
   static const char *const rdt_only[] = {"splits", "categorical", NULL};
   if (c->algorithm == RDT_ALGO_RDT) {
     for (const char *const *k = diprime_only; *k; k++)
@@ -233,31 +253,25 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     rows_hint = j->integer;
   }
 
-  j = rdt_json_get(root, "vote");
-  c->vote = RDT_VOTE_THRESHOLD;
-  if (j) {
-    if (j->type == RDT_JSON_STRING && strcmp(j->string, "majority") == 0) c->vote = RDT_VOTE_MAJORITY;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "threshold") == 0) c->vote = RDT_VOTE_THRESHOLD;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "probabilistic") == 0) c->vote = RDT_VOTE_PROBABILISTIC;
-    else return fail(err, n, "\"vote\" must be \"majority\", \"threshold\" or \"probabilistic\"");
-  }
+  static const char *const vote_names[] = {"majority", "threshold", "probabilistic"};
+  static const int vote_values[] = {RDT_VOTE_MAJORITY, RDT_VOTE_THRESHOLD, RDT_VOTE_PROBABILISTIC};
+  if (!parse_choice(rdt_json_get(root, "vote"), "vote", vote_names, vote_values, 3, RDT_VOTE_THRESHOLD, &choice, err, n))
+    return 0;
+  c->vote = (rdt_vote)choice;
 
-  j = rdt_json_get(root, "splits");
-  c->splits = RDT_SPLITS_REACHABLE;
-  if (j) {
-    if (j->type == RDT_JSON_STRING && strcmp(j->string, "reachable") == 0) c->splits = RDT_SPLITS_REACHABLE;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "global") == 0) c->splits = RDT_SPLITS_GLOBAL;
-    else return fail(err, n, "\"splits\" must be \"reachable\" or \"global\"");
-  }
+  static const char *const split_names[] = {"reachable", "global"};
+  static const int split_values[] = {RDT_SPLITS_REACHABLE, RDT_SPLITS_GLOBAL};
+  if (!parse_choice(rdt_json_get(root, "splits"), "splits", split_names, split_values, 2, RDT_SPLITS_REACHABLE, &choice,
+                    err, n))
+    return 0;
+  c->splits = (rdt_split_domain)choice;
 
-  j = rdt_json_get(root, "categorical");
-  c->categorical = RDT_CATEGORICAL_SUBSET;
-  if (j) {
-    if (j->type == RDT_JSON_STRING && strcmp(j->string, "subset") == 0) c->categorical = RDT_CATEGORICAL_SUBSET;
-    else if (j->type == RDT_JSON_STRING && strcmp(j->string, "one_vs_rest") == 0)
-      c->categorical = RDT_CATEGORICAL_ONE_VS_REST;
-    else return fail(err, n, "\"categorical\" must be \"subset\" or \"one_vs_rest\"");
-  }
+  static const char *const categorical_names[] = {"subset", "one_vs_rest"};
+  static const int categorical_values[] = {RDT_CATEGORICAL_SUBSET, RDT_CATEGORICAL_ONE_VS_REST};
+  if (!parse_choice(rdt_json_get(root, "categorical"), "categorical", categorical_names, categorical_values, 2,
+                    RDT_CATEGORICAL_SUBSET, &choice, err, n))
+    return 0;
+  c->categorical = (rdt_categorical)choice;
 
   j = rdt_json_get(root, "ledger");
   c->ledger[0] = 0;
