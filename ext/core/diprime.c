@@ -287,7 +287,7 @@ int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, cons
   g.C = f->schema.n_classes;
   g.rng = rng;
   double *shifted = NULL;
-  uint64_t *rows = malloc((n + 1) * sizeof *rows), *part = NULL;
+  uint64_t *rows = malloc((n + 1) * sizeof *rows);
   uint32_t *tree_of = NULL;
   g.lo = malloc(nf * sizeof *g.lo);
   g.hi = malloc(nf * sizeof *g.hi);
@@ -316,8 +316,7 @@ int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, cons
   if (ok && f->config.partition) {
     /* Each row to one tree, uniformly and independently of its values. */
     tree_of = malloc((n + 1) * sizeof *tree_of);
-    part = malloc(((size_t)f->config.trees + 1) * sizeof *part);
-    ok = tree_of && part;
+    ok = tree_of != NULL;
     for (uint64_t i = 0; ok && i < n; i++) tree_of[i] = (uint32_t)rdt_rng_below(rng, f->config.trees);
   }
   for (uint32_t t = 0; ok && t < f->config.trees; t++) {
@@ -337,7 +336,6 @@ int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, cons
   free(shifted);
   free(rows);
   free(tree_of);
-  free(part);
   free(g.lo);
   free(g.hi);
   free(g.path);

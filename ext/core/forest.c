@@ -217,6 +217,10 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   int ok = config->algorithm == RDT_ALGO_DIPRIME ? 1 : build_structure(f, &rng);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
+  /* Training scratch, only for the one-pass RDT walk: a decoded model never
+  ** trains, so it is not allocated there. NULL selects the slow path. */
+  if (ok && config->algorithm == RDT_ALGO_RDT)
+    f->cols = malloc((size_t)f->schema.n_features * RDT_TRAIN_CHUNK * sizeof *f->cols);
   return ok && rdt_forest_index(f);
 }
 
@@ -240,8 +244,6 @@ int rdt_forest_index(rdt_forest *f) {
   f->splits = malloc((n + 1) * sizeof *f->splits);
   if (!f->splits) return 0;
   f->walk_mode = RDT_WALK_NUMERIC;
-  free(f->cols);
-  f->cols = malloc((size_t)f->schema.n_features * RDT_TRAIN_CHUNK * sizeof *f->cols); /* NULL: slow path */
   for (size_t i = 0; i < n; i++) {
     const rdt_node *nd = &f->nodes[i];
     rdt_split *sp = &f->splits[i];

@@ -126,7 +126,7 @@ typedef struct rdt_forest {
   rdt_node *nodes;           /* trees * n_internal */
   rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
-  double *cols;              /* training scratch: one group of rows, column-major */
+  double *cols;              /* training scratch: one group of rows, column-major (RDT training only) */
   int64_t *counts;           /* trees * n_leaves * n_classes */
   /* Publisher's signature (sign.h): the last section of a signed model. */
   int is_signed;
