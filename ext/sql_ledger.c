@@ -23,7 +23,6 @@
 ** A charge is made when training starts; if training then fails, the budget
 ** stays spent (the safe direction).
 */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +47,7 @@ typedef struct {
   sqlite3_int64 id;
   char *time, *function, *note;
   uint64_t eps;
+  uint64_t spent; /* this charge and every one before it */
 } charge_row;
 
 typedef struct {
@@ -61,8 +61,6 @@ static const char *const LEDGER_SCHEMA =
     "CREATE TABLE IF NOT EXISTS rdt_ledgers(name TEXT PRIMARY KEY, budget_num INTEGER NOT NULL, created TEXT);"
     "CREATE TABLE IF NOT EXISTS rdt_charges(id INTEGER PRIMARY KEY, ledger TEXT NOT NULL, time TEXT NOT NULL,"
     " function TEXT NOT NULL, epsilon_num INTEGER NOT NULL, note TEXT);";
-
-static double eps_value(uint64_t num) { return ldexp((double)num, -RDT_EPS_DEN_LOG2); }
 
 /* Parse "key=value" arguments. */
 static int ledger_args(int argc, const char *const *argv, double *budget, char **file, char **err) {
@@ -161,7 +159,7 @@ static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv
       if (create && l->budget != b.num) {
         *err = sqlite3_mprintf("rdt_ledger: the ledger \"%s\" already exists in this file with epsilon_budget=%.17g; "
                                "a budget cannot be changed by re-creating its table",
-                               l->name, eps_value(l->budget));
+                               l->name, rdt_eps_to_double((rdt_eps){l->budget}));
         rc = SQLITE_ERROR;
       }
     } else if (step == SQLITE_DONE && create) {
@@ -278,6 +276,7 @@ static int ledger_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int a
     r->time = sqlite3_mprintf("%s", sqlite3_column_text(q, 1));
     r->function = sqlite3_mprintf("%s", sqlite3_column_text(q, 2));
     r->eps = (uint64_t)sqlite3_column_int64(q, 3);
+    r->spent = r->eps + (c->n > 1 ? c->rows[c->n - 2].spent : 0);
     r->note = sqlite3_column_type(q, 4) == SQLITE_NULL ? NULL : sqlite3_mprintf("%s", sqlite3_column_text(q, 4));
   }
   sqlite3_finalize(q);
@@ -297,18 +296,17 @@ static int ledger_eof(sqlite3_vtab_cursor *cur) {
 
 static int ledger_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   ledger_cursor *c = (ledger_cursor *)cur;
-  uint64_t spent = 0;
-  for (sqlite3_int64 i = 0; i <= c->at && i < c->n; i++) spent += c->rows[i].eps;
   const charge_row *r = c->at >= 0 ? &c->rows[c->at] : NULL;
+  uint64_t spent = r ? r->spent : 0;
   switch (col) {
     case 0: sqlite3_result_int64(ctx, r ? r->id : 0); break;
     case 1: sqlite3_result_text(ctx, r ? "charge" : "budget", -1, SQLITE_STATIC); break;
     case 2: if (r) sqlite3_result_text(ctx, r->time, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
     case 3: if (r) sqlite3_result_text(ctx, r->function, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
-    case 4: sqlite3_result_double(ctx, eps_value(r ? r->eps : c->budget)); break;
+    case 4: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){r ? r->eps : c->budget})); break;
     case 5: if (r && r->note) sqlite3_result_text(ctx, r->note, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
-    case 6: sqlite3_result_double(ctx, eps_value(spent)); break;
-    case 7: sqlite3_result_double(ctx, eps_value(c->budget - spent)); break;
+    case 6: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){spent})); break;
+    case 7: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){c->budget - spent})); break;
   }
   return SQLITE_OK;
 }
@@ -381,8 +379,8 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps
   if (rc == SQLITE_OK && (spent > l->budget || eps.num > l->budget - spent)) {
     sqlite3_exec(l->store, "ROLLBACK", NULL, NULL, NULL);
     snprintf(err, err_size, "over budget: ledger \"%.100s\" has %.17g of epsilon left, %.17g was requested; "
-             "nothing was charged", name, eps_value(l->budget - (spent > l->budget ? l->budget : spent)),
-             eps_value(eps.num));
+             "nothing was charged", name, rdt_eps_to_double((rdt_eps){l->budget - (spent > l->budget ? l->budget : spent)}),
+             rdt_eps_to_double(eps));
     return 0;
   }
   if (rc == SQLITE_OK)

@@ -21,16 +21,15 @@
 #include "core/options.h"
 #include "rdt_sql.h"
 
-/* Rows are counted in batches of this many, tree by tree (cache-friendly);
+/* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
 ** the buffer is the only per-row memory and its size is fixed. */
-#define TRAIN_BATCH 256
 
 typedef struct train_state {
   int started;   /* options parsed and forest built */
   int failed;    /* a parameter error was raised */
   rdt_forest forest;
-  double *xs;    /* TRAIN_BATCH rows of features */
-  uint32_t cls[TRAIN_BATCH];
+  double *xs;    /* RDT_TRAIN_CHUNK rows of features */
+  uint32_t cls[RDT_TRAIN_CHUNK];
   uint32_t pending;
   /* DiPriMe: every row, buffered */
   double *rows_x, *rows_y;
@@ -110,7 +109,7 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     }
   }
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
-      !(st->xs = malloc((size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs))) {
+      !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);
     train_error(ctx, st, "out of memory while building the forest");
     return 0;
@@ -191,7 +190,7 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (cls < 0) return;
   rdt_sql_features(&st->forest.schema, argv + 2, st->xs + (size_t)st->pending * st->forest.schema.n_features);
   st->cls[st->pending++] = (uint32_t)cls;
-  if (st->pending == TRAIN_BATCH) {
+  if (st->pending == RDT_TRAIN_CHUNK) {
     rdt_forest_train_batch(&st->forest, st->xs, st->cls, st->pending);
     st->pending = 0;
   }
@@ -209,7 +208,7 @@ static void train_cleanup(train_state *st) {
   st->rows_x = st->rows_y = NULL;
   st->rows_c = NULL;
   if (st->xs) /* buffered rows are private too */
-    sodium_memzero(st->xs, (size_t)TRAIN_BATCH * st->forest.schema.n_features * sizeof *st->xs);
+    sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs);
   if (st->forest.counts) {
     /* Exact counts are the private part of the state: wipe them. */
     sodium_memzero(st->forest.counts, (size_t)st->forest.config.trees * st->forest.n_leaves *

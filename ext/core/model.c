@@ -488,10 +488,6 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "privacy flag disagrees with the privacy section";
   }
-  if (r.bad) {
-    rdt_forest_free(f);
-    return fail(err, en, "invalid model: %s", why);
-  }
   if (!r.bad && ((flags & RDT_MODEL_FLAG_SIGNED) != 0) != (f->is_signed != 0)) {
     r.bad = 1;
     why = "signature flag disagrees with the sections";
