@@ -98,28 +98,22 @@ def run(name, data_dir, runs):
         base["classes"] = classes
     configs = [("paper's nominal eps", eps, RHO), ("eps of the paper's noise, correctly counted", eps_true,
                                                     split_part / eps_true)]
-    rows = []
-    for label, e, rho in configs:
-        scores, spent = [], None
-        for seed in range(1, runs + 1):
-            split(db, n, seed)
-            score, spent = evaluate(db, features, task, {**base, "epsilon": e, "rho": rho, "seed": seed})
-            scores.append(score)
-        mean = sum(scores) / len(scores)
-        sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / max(len(scores) - 1, 1))
-        rows.append((name, task, label, f"{e:.4g}", f"{rho:.3f}", f"{spent:.6g}", kk, runs,
-                     f"{mean:.4g} ± {sd:.2g}", f"{paper:.3g}"))
+    settings = [(label, e, {**base, "epsilon": e, "rho": rho}) for label, e, rho in configs]
     if task == "classification":  # the plain RDT forest of this extension, defaults, same eps
-        scores = []
-        for seed in range(1, runs + 1):
-            split(db, n, seed)
-            score, spent = evaluate(db, features, task, {"epsilon": eps, "classes": classes, "features": domains,
-                                                         "seed": seed})
-            scores.append(score)
-        mean = sum(scores) / len(scores)
-        sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / max(len(scores) - 1, 1))
-        rows.append((name, task, "plain RDT forest, defaults", f"{eps:.4g}", "—", f"{spent:.6g}", "—", runs,
-                     f"{mean:.4g} ± {sd:.2g}", "—"))
+        settings.append(("plain RDT forest, defaults", eps, {"epsilon": eps, "classes": classes, "features": domains}))
+    scores, spent = {label: [] for label, _, _ in settings}, {}
+    for seed in range(1, runs + 1):  # one split per seed, shared by every setting
+        split(db, n, seed)
+        for label, _, o in settings:
+            score, spent[label] = evaluate(db, features, task, {**o, "seed": seed})
+            scores[label].append(score)
+    rows = []
+    for label, e, o in settings:
+        mean = sum(scores[label]) / runs
+        sd = math.sqrt(sum((s - mean) ** 2 for s in scores[label]) / max(runs - 1, 1))
+        diprime = "rho" in o
+        rows.append((name, task, label, f"{e:.4g}", f"{o['rho']:.3f}" if diprime else "—", f"{spent[label]:.6g}",
+                     kk if diprime else "—", runs, f"{mean:.4g} ± {sd:.2g}", f"{paper:.3g}" if diprime else "—"))
     return rows
 
 

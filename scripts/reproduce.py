@@ -50,8 +50,6 @@ def algorithms(task):
 def options(algo, eps, domains, classes, n_train, seed, task):
     if algo.startswith("rdt"):
         vote = algo.split("-")[1] if algo != "rdt-nonprivate-ceiling" else "threshold"
-        if task == "regression":
-            return None
         return {"epsilon": None if algo == "rdt-nonprivate-ceiling" else eps, "vote": vote, "classes": classes,
                 "features": domains, "rows": n_train, "seed": seed}
     o = {"algorithm": "diprime", "epsilon": eps, "depth": 5, "features": domains, "seed": seed}
@@ -83,8 +81,6 @@ def run_dataset(name, data_dir, runs):
         for algo in algorithms(task):
             for eps in (EPSILONS if algo != "rdt-nonprivate-ceiling" else [None]):
                 o = options(algo, eps, domains, classes, n_train, seed, task)
-                if o is None:
-                    continue
                 (model,) = db.execute(f"SELECT rdt_train(?, label, {args}) FROM train", (json.dumps(o),)).fetchone()
                 if task == "regression":
                     (s,) = db.execute(f"SELECT avg((rdt_predict(?1, {args}) - label) * (rdt_predict(?1, {args}) - label)) "

@@ -64,7 +64,7 @@ def peak_rss_kib(path, options):
     return int(out.stdout.strip())
 
 
-def measure(db, path, rows, trees, depth):
+def measure(db, rows, trees, depth):
     scan, _ = timed(db, f"SELECT count(*), {', '.join(f'sum({f})' for f in FEATURES)} FROM t")
     train, (model,) = timed(db, f"SELECT rdt_train(?, label, {COLS}) FROM t", (rdt_options(trees, depth),))
     predict, _ = timed(db, f"SELECT count(rdt_predict(?, {COLS})) FROM t", (model,))
@@ -106,7 +106,7 @@ def main():
         db.load_extension(str(EXTENSION))
         for rows in sizes:
             fill(db, rows)
-            m = measure(db, path, rows, 32, 10)
+            m = measure(db, rows, 32, 10)
             dip, _ = timed(db, f"SELECT length(rdt_train(?, label, {COLS})) FROM t", (diprime_options(rows),))
             rss = peak_rss_kib(path, rdt_options(32, 10)) / 1024
             rss_d = peak_rss_kib(path, diprime_options(rows)) / 1024
@@ -118,13 +118,13 @@ def main():
         tree_lines = ["| trees (depth 10, 10^6 rows) | RDT / scan | predictions/s | model bytes |", "|---|---|---|---|"]
         trees_plot = []
         for trees in (8, 32, 128):
-            m = measure(db, path, 10**6, trees, 10)
+            m = measure(db, 10**6, trees, 10)
             tree_lines.append(f"| {trees} | {m['ratio']:.2f} | {m['predict_per_s']:,.0f} | {m['model_bytes']:,} |")
             trees_plot.append((trees, m["ratio"], 0))
         depth_lines = ["| depth (32 trees, 10^6 rows) | RDT / scan | predictions/s | model bytes |", "|---|---|---|---|"]
         depth_plot = []
         for depth in (4, 8, 12, 16):
-            m = measure(db, path, 10**6, 32, depth)
+            m = measure(db, 10**6, 32, depth)
             depth_lines.append(f"| {depth} | {m['ratio']:.2f} | {m['predict_per_s']:,.0f} | {m['model_bytes']:,} |")
             depth_plot.append((depth, m["ratio"], 0))
         db.close()
