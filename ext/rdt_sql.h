@@ -55,6 +55,9 @@ void rdt_model_release(void *handle);
 rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn);
 
 /* Row values -> core inputs (the data-independent rules of sql/reference.md). */
+/* A SQL value as a number (TEXT with numeric affinity): 0 for NULL, BLOB,
+** non-numeric TEXT and NaN, which every caller treats as missing. */
+int rdt_sql_number(sqlite3_value *v, double *x);
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v);
 /* Class index of a label, or -1 (NULL / unknown label: the row is dropped). */
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);

@@ -134,11 +134,8 @@ void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (st->failed) return;
   if (!st->started && !median_start(ctx, st, argc, argv)) return;
-  int t = sqlite3_value_type(argv[0]);
-  if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(argv[0]);
-  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return; /* NULL, BLOB, non-numeric TEXT: skipped */
-  double x = sqlite3_value_double(argv[0]);
-  if (x != x) return;
+  double x;
+  if (!rdt_sql_number(argv[0], &x)) return; /* NULL, BLOB, non-numeric TEXT, NaN: skipped */
   rdt_median_add(&st->m, x);
 }
 

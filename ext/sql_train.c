@@ -129,11 +129,7 @@ static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_va
   double target = 0;
   long cls = 0;
   if (f->config.task == RDT_TASK_REGRESSION) {
-    int t = sqlite3_value_type(argv[1]);
-    if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(argv[1]);
-    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return;
-    target = sqlite3_value_double(argv[1]);
-    if (target != target) return;
+    if (!rdt_sql_number(argv[1], &target)) return;
   } else {
     cls = rdt_sql_class(&f->schema, argv[1]);
     if (cls < 0) return;

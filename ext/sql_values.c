@@ -9,14 +9,20 @@
 
 #include "rdt_sql.h"
 
+int rdt_sql_number(sqlite3_value *v, double *x) {
+  int t = sqlite3_value_type(v);
+  /* Only TEXT needs numeric affinity ('1.5' becomes 1.5); the common
+  ** INTEGER/REAL case skips the conversion call. */
+  if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(v);
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return 0;
+  *x = sqlite3_value_double(v);
+  return *x == *x;
+}
+
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
   if (ft->type == RDT_FEATURE_NUMERIC) {
-    int t = sqlite3_value_type(v);
-    /* Only TEXT needs numeric affinity ('1.5' becomes 1.5); the common
-    ** INTEGER/REAL case skips the conversion call. */
-    if (t == SQLITE_TEXT) t = sqlite3_value_numeric_type(v);
-    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return rdt_numeric_clean(ft, 0, 1);
-    return rdt_numeric_clean(ft, sqlite3_value_double(v), 0);
+    double x;
+    return rdt_sql_number(v, &x) ? rdt_numeric_clean(ft, x, 0) : rdt_numeric_clean(ft, 0, 1);
   }
   char buf[32];
   const char *text = NULL;
