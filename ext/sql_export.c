@@ -30,6 +30,11 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!h) return;
   const rdt_forest *f = &h->forest;
   const rdt_config *c = &f->config;
+  if (f->matrix) {
+    sqlite3_result_error(ctx, "rdt_export: not available for matrix forests (\"noise\": \"matrix\") in this version; "
+                              "the model BLOB itself is the portable form", -1);
+    return;
+  }
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",

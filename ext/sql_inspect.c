@@ -163,6 +163,15 @@ static int inspect_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str
   }
   c->loaded = 1;
   const rdt_forest *f = &c->f;
+  if (f->matrix) { /* multiway trees have no binary node table to list */
+    sqlite3_free(cur->pVtab->zErrMsg);
+    cur->pVtab->zErrMsg = sqlite3_mprintf("%s: not available for matrix forests (\"noise\": \"matrix\") in this "
+                                          "version; rdt_info describes them",
+                                          v->kind == INSPECT_TREES   ? "rdt_trees"
+                                          : v->kind == INSPECT_NODES ? "rdt_nodes"
+                                                                     : "rdt_feature_importance");
+    return SQLITE_ERROR;
+  }
   if (v->kind == INSPECT_TREES) c->rows = f->config.trees;
   else if (v->kind == INSPECT_NODES) c->rows = (sqlite3_int64)f->config.trees * (f->n_internal + f->n_leaves);
   else {

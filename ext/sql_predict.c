@@ -3,11 +3,13 @@
 ** All of them are post-processing of a released model: they read no private
 ** rows and spend no privacy budget.
 */
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/matrix.h"
 #include "core/model.h"
 #include "rdt_sql.h"
 
@@ -97,6 +99,7 @@ static const char *vote_name(rdt_vote v) {
   switch (v) {
     case RDT_VOTE_MAJORITY: return "majority";
     case RDT_VOTE_PROBABILISTIC: return "probabilistic";
+    case RDT_VOTE_WEIGHT: return "weight";
     default: return "threshold";
   }
 }
@@ -129,6 +132,22 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                         regression ? leaf / 2 : leaf,
                         c->partition ? "on disjoint random parts of the rows (parallel)" : "on all rows (sequential)",
                         q, leaf);
+  } else if (c->is_private && f->matrix) {
+    const rdt_matrix *m = f->matrix;
+    sqlite3_str_appendf(o,
+                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
+                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"",
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+    if (m->strategy == RDT_STRATEGY_LEAF)
+      sqlite3_str_appendf(o, "matrix forest, leaf strategy: discrete Laplace noise of scale %s/epsilon on every "
+                             "leaf class counter (L1 sensitivity %s)\",",
+                          c->partition ? "1" : "trees",
+                          c->partition ? "1: every row counted in one random tree" : "1 per tree");
+    else
+      sqlite3_str_appendf(o, "matrix forest, %s strategy: discrete Laplace noise of scale 1/epsilon_t on every "
+                             "cell class counter of %u contingency table%s (L1 sensitivity 1 each, epsilon_t adding "
+                             "up to epsilon); every leaf counter is the sum of its cells\",",
+                          rdt_strategy_name(m->strategy), m->n_tables, m->n_tables == 1 ? "" : "s");
   } else if (c->is_private) {
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
@@ -151,9 +170,39 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (regression)
     sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
-  sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);
+  if (f->matrix) {
+    const rdt_matrix *m = f->matrix;
+    sqlite3_str_appendf(o, "\"noise\":\"matrix\",\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
+                        c->trees, c->depth, (unsigned long long)rdt_forest_total_leaves(f));
+    sqlite3_str_appendf(o, "\"matrix\":{\"bins\":%u,\"strategy\":\"%s\",\"partition\":%s,", m->bins,
+                        rdt_strategy_name(m->strategy), c->partition ? "true" : "false");
+    if (c->is_private) sqlite3_str_appendf(o, "\"expected_leaf_variance\":%!.17g,", m->expected_variance);
+    else sqlite3_str_appendall(o, "\"expected_leaf_variance\":0,");
+    /* Every candidate's expected error in units of 2/epsilon^2 (matrix.h):
+    ** what the choice was made from. */
+    sqlite3_str_appendall(o, "\"expected_error\":{");
+    for (uint32_t k = 1; k <= RDT_N_STRATEGIES; k++) {
+      sqlite3_str_appendf(o, "%s\"%s\":", k > 1 ? "," : "", rdt_strategy_name(k));
+      if (isfinite(m->factor[k - 1])) sqlite3_str_appendf(o, "%!.17g", m->factor[k - 1]);
+      else sqlite3_str_appendall(o, "null");
+    }
+    sqlite3_str_appendall(o, "},\"tables\":[");
+    for (uint32_t g = 0; g < m->n_tables; g++) {
+      const rdt_mtable *tb = &m->tables[g];
+      sqlite3_str_appendf(o, "%s{\"epsilon\":%!.17g,\"attributes\":[", g ? "," : "", rdt_eps_to_double(tb->eps));
+      for (uint32_t i = 0; i < tb->n_attrs; i++) {
+        if (i) sqlite3_str_appendchar(o, 1, ',');
+        const char *nm = f->schema.features[tb->attrs[i]].name;
+        rdt_sql_json_string(o, nm, strlen(nm));
+      }
+      sqlite3_str_appendall(o, "]}");
+    }
+    sqlite3_str_appendall(o, "]},");
+  } else {
+    sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);
+  }
   if (!regression) sqlite3_str_appendf(o, "\"vote\":\"%s\",", vote_name(c->vote));
-  if (!diprime)
+  if (!diprime && !f->matrix)
     sqlite3_str_appendf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",",
                         c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
                         c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");

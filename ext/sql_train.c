@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/diprime.h"
+#include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
 #include "rdt_sql.h"
@@ -70,14 +71,15 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     train_error(ctx, st, err);
     return 0;
   }
-  /* Size check before any allocation proportional to the model. */
+  /* Size check before any allocation proportional to the model (a matrix
+  ** forest's size is known once its structure is drawn: checked below). */
   rdt_forest sizing;
   memset(&sizing, 0, sizeof sizing);
   sizing.schema = schema;
   sizing.config = config;
   sizing.n_leaves = (uint32_t)1 << config.depth;
   sizing.n_internal = sizing.n_leaves - 1;
-  uint64_t size = rdt_model_size(&sizing);
+  uint64_t size = config.algorithm == RDT_ALGO_MATRIX ? 0 : rdt_model_size(&sizing);
   int limit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
   if (size > (uint64_t)limit) {
     snprintf(err, sizeof err,
@@ -100,7 +102,10 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
       train_error(ctx, st, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
       return 0;
     }
-    snprintf(note, sizeof note, "%s, %u trees, depth %u%s", config.algorithm == RDT_ALGO_DIPRIME ? "diprime" : "rdt",
+    snprintf(note, sizeof note, "%s, %u trees, depth %u%s",
+             config.algorithm == RDT_ALGO_DIPRIME  ? "diprime"
+             : config.algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
+                                                   : "rdt",
              config.trees, config.depth, config.seeded ? ", seeded" : "");
     if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), config.ledger, config.eps, "rdt_train", note, err, sizeof err)) {
       rdt_schema_free(&schema);
@@ -111,7 +116,16 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
       !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);
-    train_error(ctx, st, "out of memory while building the forest");
+    train_error(ctx, st, st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
+    return 0;
+  }
+  if (config.algorithm == RDT_ALGO_MATRIX && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
+    snprintf(err, sizeof err,
+             "model too large: %u multiway trees of depth %u with %llu leaves and %u classes need %llu bytes, above "
+             "this connection's SQLITE_LIMIT_LENGTH of %d; use fewer trees, a smaller depth or fewer bins",
+             config.trees, config.depth, (unsigned long long)rdt_forest_total_leaves(&st->forest),
+             st->forest.schema.n_classes, (unsigned long long)size, limit);
+    train_error(ctx, st, err);
     return 0;
   }
   st->started = 1;
@@ -207,9 +221,12 @@ static void train_cleanup(train_state *st) {
     sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs);
   if (st->forest.counts) {
     /* Exact counts are the private part of the state: wipe them. */
-    sodium_memzero(st->forest.counts, (size_t)st->forest.config.trees * st->forest.n_leaves *
-                                          rdt_forest_slots(&st->forest) * sizeof *st->forest.counts);
+    sodium_memzero(st->forest.counts, (size_t)rdt_forest_total_leaves(&st->forest) * rdt_forest_slots(&st->forest) *
+                                          sizeof *st->forest.counts);
   }
+  if (st->forest.matrix && st->forest.matrix->cells) /* so are a matrix forest's tables */
+    sodium_memzero(st->forest.matrix->cells,
+                   (size_t)st->forest.matrix->n_cells * rdt_forest_slots(&st->forest) * sizeof *st->forest.matrix->cells);
   rdt_forest_free(&st->forest);
   free(st->xs);
   st->xs = NULL;
@@ -243,6 +260,8 @@ void rdt_train_final(sqlite3_context *ctx) {
   int grown = 1;
   if (f->config.algorithm == RDT_ALGO_DIPRIME) {
     grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
+  } else if (f->config.algorithm == RDT_ALGO_MATRIX) {
+    grown = rdt_matrix_release(f, &noise);
   } else {
     if (f->config.auto_depth) grown = rdt_forest_choose_depth(f, &noise);
     if (grown) rdt_forest_add_noise(f, &noise);
@@ -250,7 +269,9 @@ void rdt_train_final(sqlite3_context *ctx) {
   rdt_rng_clear(&noise);
   if (!grown) {
     train_cleanup(st);
-    sqlite3_result_error(ctx, "rdt_train: out of memory while growing the DiPriMe trees", -1);
+    sqlite3_result_error(ctx, f->config.algorithm == RDT_ALGO_MATRIX
+                                  ? "rdt_train: out of memory while releasing the matrix forest"
+                                  : "rdt_train: out of memory while growing the DiPriMe trees", -1);
     return;
   }
   size_t size;

@@ -1,6 +1,8 @@
 /* forest.c - RDT structure, training state, noise, prediction; see forest.h. */
 #include "forest.h"
 
+#include "matrix.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,13 +187,16 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   f->schema = *schema;
   memset(schema, 0, sizeof *schema);
   f->config = *config;
-  f->n_leaves = (uint32_t)1 << config->depth;
-  f->n_internal = f->n_leaves - 1;
-  uint64_t counters = rdt_forest_counters(config, rdt_forest_slots(f));
-  if (counters == 0) return 0;
-  f->nodes = calloc((size_t)config->trees * f->n_internal + 1, sizeof *f->nodes);
-  f->counts = calloc((size_t)counters, sizeof *f->counts);
-  if (!f->nodes || !f->counts) return 0;
+  int matrix = config->algorithm == RDT_ALGO_MATRIX;
+  if (!matrix) { /* complete binary trees; a matrix forest sizes itself (matrix.c) */
+    f->n_leaves = (uint32_t)1 << config->depth;
+    f->n_internal = f->n_leaves - 1;
+    uint64_t counters = rdt_forest_counters(config, rdt_forest_slots(f));
+    if (counters == 0) return 0;
+    f->nodes = calloc((size_t)config->trees * f->n_internal + 1, sizeof *f->nodes);
+    f->counts = calloc((size_t)counters, sizeof *f->counts);
+    if (!f->nodes || !f->counts) return 0;
+  }
 
   /* Structure key: from the seed when seeded, else fresh from the OS. The
   ** model id is derived from it, so seeded runs are byte-identical. */
@@ -208,13 +213,16 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   ** epsilon or vote rule gives another id. */
   unsigned char id[RDT_RNG_KEYBYTES], idin[RDT_RNG_KEYBYTES + 24];
   memcpy(idin, skey, RDT_RNG_KEYBYTES);
-  uint64_t cfg[3] = {config->is_private ? config->eps.num : 0, config->vote, config->algorithm};
+  uint64_t cfg[3] = {config->is_private ? config->eps.num : 0,
+                     config->vote | (uint64_t)config->strategy << 8 | (uint64_t)config->bins << 16, config->algorithm};
   memcpy(idin + RDT_RNG_KEYBYTES, cfg, sizeof cfg);
   rdt_rng_derive_key(id, idin, sizeof idin, "model-id");
   memcpy(f->model_id, id, sizeof f->model_id);
   rdt_rng_init_seeded(&rng, skey);
   /* DiPriMe grows its trees from the data (diprime.c); RDT draws them now. */
-  int ok = config->algorithm == RDT_ALGO_DIPRIME ? 1 : build_structure(f, &rng);
+  int ok = config->algorithm == RDT_ALGO_DIPRIME ? 1
+           : matrix ? rdt_matrix_init(f, &rng, f->error, sizeof f->error)
+                    : build_structure(f, &rng);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
   /* Training scratch, only for the one-pass RDT walk: a decoded model never
@@ -233,12 +241,18 @@ void rdt_forest_free(rdt_forest *f) {
   free(f->theta);
   free(f->leaf_vote);
   free(f->note);
+  rdt_matrix_free(f->matrix);
   memset(f, 0, sizeof *f);
 }
 
 /* ---- training --------------------------------------------------------- */
 
+uint64_t rdt_forest_total_leaves(const rdt_forest *f) {
+  return f->matrix ? rdt_matrix_leaves(f) : (uint64_t)f->config.trees * f->n_leaves;
+}
+
 int rdt_forest_index(rdt_forest *f) {
+  if (f->matrix) return 1; /* multiway trees are walked from their nodes */
   size_t n = (size_t)f->config.trees * f->n_internal;
   free(f->splits);
   f->splits = malloc((n + 1) * sizeof *f->splits);
@@ -373,6 +387,10 @@ static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, ui
 }
 
 void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
+  if (f->matrix) {
+    for (uint32_t i = 0; i < n_rows; i++) rdt_matrix_train_row(f, xs + (size_t)i * f->schema.n_features, cls[i]);
+    return;
+  }
   for (uint32_t r0 = 0; r0 < n_rows; r0 += RDT_TRAIN_CHUNK) {
     uint32_t n = n_rows - r0 < RDT_TRAIN_CHUNK ? n_rows - r0 : RDT_TRAIN_CHUNK;
     train_chunk(f, xs + (size_t)r0 * f->schema.n_features, cls + r0, n);
@@ -435,6 +453,7 @@ int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
 }
 
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
+  if (a->matrix || b->matrix) return a->config.algorithm == b->config.algorithm && rdt_matrix_merge(a, b);
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
       rdt_forest_slots(a) != rdt_forest_slots(b) || a->config.algorithm != RDT_ALGO_RDT)
@@ -446,7 +465,7 @@ int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
 
 void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   uint64_t s, t;
-  if (!f->config.is_private) return;
+  if (!f->config.is_private || f->matrix) return; /* matrix forests: rdt_matrix_release */
   /* Sensitivity k: one counter per tree changes by 1 (forest.h, item 3). */
   if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return;
   size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
@@ -460,6 +479,8 @@ double rdt_forest_leaf_scale(const rdt_forest *f) {
   if (!c->is_private) return 0;
   if (c->algorithm == RDT_ALGO_DIPRIME)
     return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
+  /* Matrix: the Laplace scale of the same mean variance (2 b^2). */
+  if (f->matrix) return sqrt(f->matrix->expected_variance / 2);
   return c->trees / rdt_eps_to_double(leaf_eps(c));
 }
 
@@ -509,7 +530,7 @@ int rdt_forest_prepare(rdt_forest *f) {
   ** towards uniform instead of swinging to 0 or 1, so it weighs little in
   ** the average, while a full leaf is barely changed. 0 without noise. */
   double pseudo = scale / 2;
-  size_t leaves = (size_t)f->config.trees * f->n_leaves;
+  size_t leaves = (size_t)rdt_forest_total_leaves(f);
   free(f->theta);
   free(f->leaf_vote);
   f->theta = malloc(leaves * C * sizeof *f->theta);
@@ -548,15 +569,27 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
   for (uint32_t c = 0; c < C; c++) theta_sum[c] = votes[c] = 0;
   *voters = 0;
   uint32_t leaf[WALK_GROUP];
+  uint32_t bins[RDT_MATRIX_ROW_BINS];
+  if (f->matrix) rdt_matrix_row_bins(f, xs, bins);
+  int weight = f->config.vote == RDT_VOTE_WEIGHT;
   for (uint32_t t0 = 0; t0 < f->config.trees; t0 += WALK_GROUP) {
     uint32_t n = f->config.trees - t0 < WALK_GROUP ? f->config.trees - t0 : WALK_GROUP;
-    walk_group(f, t0, n, xs, leaf);
+    if (f->matrix) {
+      for (uint32_t j = 0; j < n; j++) leaf[j] = rdt_matrix_leaf(f, t0 + j, bins);
+    } else {
+      walk_group(f, t0, n, xs, leaf);
+      for (uint32_t j = 0; j < n; j++) leaf[j] += (t0 + j) * f->n_leaves;
+    }
     for (uint32_t j = 0; j < n; j++) {
-      size_t l = (size_t)(t0 + j) * f->n_leaves + leaf[j];
+      size_t l = leaf[j];
+      if (weight) { /* raw released counters, negative ones included */
+        const int64_t *cnt = f->counts + l * C;
+        for (uint32_t c = 0; c < C; c++) votes[c] += (double)cnt[c];
+      }
       const double *th = f->theta + l * C;
       for (uint32_t c = 0; c < C; c++) theta_sum[c] += th[c];
       if (f->leaf_vote[l] != RDT_LEAF_EMPTY) {
-        votes[f->leaf_vote[l]] += 1;
+        if (!weight) votes[f->leaf_vote[l]] += 1;
         (*voters)++;
       }
     }
@@ -580,6 +613,17 @@ static uint32_t forest_eval(const rdt_forest *f, const double *xs, double *proba
     for (uint32_t c = 1; c < C; c++)
       if (votes[c] > votes[best] || (votes[c] == votes[best] && proba[c] > proba[best])) best = c;
     for (uint32_t c = 0; c < C; c++) proba[c] = voters ? votes[c] / voters : 1.0 / C;
+    return best;
+  }
+  if (f->config.vote == RDT_VOTE_WEIGHT) {
+    /* Winner: largest summed counter, then higher summed theta; the
+    ** probabilities are the positive sums, normalised. */
+    uint32_t best = 0;
+    double total = 0;
+    for (uint32_t c = 1; c < C; c++)
+      if (votes[c] > votes[best] || (votes[c] == votes[best] && proba[c] > proba[best])) best = c;
+    for (uint32_t c = 0; c < C; c++) total += votes[c] > 0 ? votes[c] : 0;
+    for (uint32_t c = 0; c < C; c++) proba[c] = total > 0 ? (votes[c] > 0 ? votes[c] : 0) / total : 1.0 / C;
     return best;
   }
   for (uint32_t c = 0; c < C; c++) proba[c] /= f->config.trees;

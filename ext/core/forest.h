@@ -39,7 +39,8 @@
 #define RDT_DIPRIME_DEFAULT_MAX_ROWS 2000000
 #define RDT_DIPRIME_MAX_ROWS 100000000
 
-typedef enum { RDT_ALGO_RDT = 1, RDT_ALGO_DIPRIME = 2 } rdt_algorithm;
+/* MATRIX: multiway random trees with matrix-mechanism noise (matrix.h). */
+typedef enum { RDT_ALGO_RDT = 1, RDT_ALGO_DIPRIME = 2, RDT_ALGO_MATRIX = 3 } rdt_algorithm;
 typedef enum { RDT_TASK_CLASSIFICATION = 1, RDT_TASK_REGRESSION = 2 } rdt_task;
 /* Where a numeric split draws its threshold (both data-independent):
 ** REACHABLE: in the interval the node's ancestors leave;
@@ -49,7 +50,14 @@ typedef enum { RDT_TASK_CLASSIFICATION = 1, RDT_TASK_REGRESSION = 2 } rdt_task;
 ** Categorical splits are drawn among the codes that can reach the node in
 ** both modes. */
 typedef enum { RDT_SPLITS_REACHABLE = 1, RDT_SPLITS_GLOBAL = 2 } rdt_split_domain;
-typedef enum { RDT_VOTE_MAJORITY = 1, RDT_VOTE_THRESHOLD = 2, RDT_VOTE_PROBABILISTIC = 3 } rdt_vote;
+/* WEIGHT: the class with the largest sum of leaf counters over the trees
+** (the matrix paper's weight voting). */
+typedef enum {
+  RDT_VOTE_MAJORITY = 1,
+  RDT_VOTE_THRESHOLD = 2,
+  RDT_VOTE_PROBABILISTIC = 3,
+  RDT_VOTE_WEIGHT = 4
+} rdt_vote;
 
 /* Node kinds of a complete binary tree. */
 typedef enum {
@@ -113,9 +121,13 @@ typedef struct rdt_config {
   int64_t noisy_rows;        /* ... the released count (private) or exact count (non-private) */
   rdt_eps eps_query;         /* DiPriMe: eps of each median / selection query */
   rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
+  uint32_t bins;             /* matrix: equal-width bins of numeric attributes */
+  uint32_t strategy;         /* matrix: requested noise strategy (rdt_strategy, 0 = auto) */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
+
+struct rdt_matrix;
 
 typedef struct rdt_forest {
   rdt_schema schema;
@@ -127,7 +139,9 @@ typedef struct rdt_forest {
   rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   double *cols;              /* training scratch: one group of rows, column-major (RDT training only) */
-  int64_t *counts;           /* trees * n_leaves * n_classes */
+  int64_t *counts;           /* trees * n_leaves * n_classes (matrix: all leaves * n_classes) */
+  struct rdt_matrix *matrix; /* multiway trees of a matrix forest (matrix.h), else NULL */
+  char error[256];           /* why rdt_forest_init failed, when it was not memory */
   /* Publisher's signature (sign.h): the last section of a signed model. */
   int is_signed;
   char *note;                /* publisher note, NUL-terminated (may be empty) */
@@ -162,7 +176,8 @@ static inline uint32_t rdt_config_slots(const rdt_config *c, uint32_t n_classes)
 uint64_t rdt_forest_counters(const rdt_config *c, uint32_t slots);
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
-** Returns 0 on allocation failure (forest left freeable). */
+** Returns 0 on failure (forest left freeable) with f->error set, or empty
+** for an allocation failure. */
 int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config);
 void rdt_forest_free(rdt_forest *f);
 
@@ -179,6 +194,8 @@ static inline double rdt_numeric_clean(const rdt_feature *ft, double x, int miss
 
 /* Derive f->splits from f->nodes. Returns 0 on allocation failure. */
 int rdt_forest_index(rdt_forest *f);
+/* Leaves of the whole forest (all trees). */
+uint64_t rdt_forest_total_leaves(const rdt_forest *f);
 /* Leaf index (within its tree) reached by xs in tree t. */
 uint32_t rdt_forest_leaf(const rdt_forest *f, uint32_t t, const double *xs);
 /* Count one row of class `cls` (0-based) in every tree. */

@@ -1,6 +1,8 @@
 /* model.c - encode and validate model BLOBs; see model.h. */
 #include "model.h"
 
+#include "matrix.h"
+
 #include <math.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -15,15 +17,18 @@
 #define TAG_NODES TAG('N', 'O', 'D', 'E')
 #define TAG_LEAVES TAG('L', 'E', 'A', 'F')
 #define TAG_SIGNATURE TAG('S', 'I', 'G', 'N')
+#define TAG_MATRIX TAG('M', 'T', 'R', 'X')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
 
 #define MECH_DISCRETE_LAPLACE_LEAVES 1
 #define MECH_DIPRIME 2
+#define MECH_MATRIX 3
 #define MECH_NONE 0
 #define RELATION_ADD_REMOVE_ONE 1
 #define LAYOUT_COMPLETE_BINARY 1
+#define LAYOUT_MULTIWAY 2
 #define LEAF_ENCODING_INT64 1
 
 /* ---- writer ----------------------------------------------------------- */
@@ -76,6 +81,33 @@ static void section_end(writer *w, size_t len_at) {
   }
 }
 
+/* The PRIV section's sensitivity: RDT, the L1 sensitivity of all counters
+** together; DiPriMe, 0 (its budget is split per level and node, see
+** diprime.h); matrix, that of the noised counters: of all leaves (k, or 1
+** with partition) for the leaf strategy, of each table (1) otherwise. */
+static uint32_t privacy_sensitivity(const rdt_forest *f) {
+  const rdt_config *c = &f->config;
+  if (c->algorithm == RDT_ALGO_DIPRIME) return 0;
+  if (c->algorithm == RDT_ALGO_MATRIX)
+    return f->matrix->strategy != RDT_STRATEGY_LEAF || c->partition ? 1 : c->trees;
+  return c->trees;
+}
+
+static void write_matrix(writer *w, const rdt_forest *f) {
+  const rdt_matrix *m = f->matrix;
+  put_u32(w, m->bins);
+  put_u32(w, m->strategy);
+  for (int k = 0; k < RDT_N_STRATEGIES; k++) put_f64(w, m->factor[k]);
+  put_f64(w, m->expected_variance);
+  put_u32(w, m->n_tables);
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    put_u64(w, m->tables[g].eps.num);
+    put_f64(w, m->tables[g].weight);
+    put_u32(w, m->tables[g].n_attrs);
+    for (uint32_t i = 0; i < m->tables[g].n_attrs; i++) put_u32(w, m->tables[g].attrs[i]);
+  }
+}
+
 static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_config *c = &f->config;
   const rdt_schema *s = &f->schema;
@@ -87,17 +119,18 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_bytes(w, f->model_id, 16);
   put_u32(w, flags);
   put_u64(w, total);
-  put_u32(w, N_SECTIONS + (f->is_signed ? 1 : 0));
+  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->is_signed ? 1 : 0));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
-  put_u32(w, !c->is_private ? MECH_NONE : c->algorithm == RDT_ALGO_DIPRIME ? MECH_DIPRIME : MECH_DISCRETE_LAPLACE_LEAVES);
+  put_u32(w, !c->is_private                      ? MECH_NONE
+             : c->algorithm == RDT_ALGO_DIPRIME ? MECH_DIPRIME
+             : c->algorithm == RDT_ALGO_MATRIX  ? MECH_MATRIX
+                                                : MECH_DISCRETE_LAPLACE_LEAVES);
   put_u32(w, RELATION_ADD_REMOVE_ONE);
   put_u64(w, c->is_private ? c->eps.num : 0);
   put_u32(w, RDT_EPS_DEN_LOG2);
-  /* RDT: L1 sensitivity of all counters together; DiPriMe: 0 (its budget is
-  ** split per level and node, see diprime.h). */
-  put_u32(w, c->algorithm == RDT_ALGO_DIPRIME ? 0 : c->trees);
+  put_u32(w, privacy_sensitivity(f));
   if (c->is_private && c->algorithm == RDT_ALGO_DIPRIME) { /* the two sub-budgets actually used */
     put_u64(w, c->eps_query.num);
     put_u64(w, c->eps_leaf.num);
@@ -124,7 +157,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 
   section_begin(w, TAG_FOREST, &at);
   put_u32(w, c->algorithm);
-  put_u32(w, LAYOUT_COMPLETE_BINARY);
+  put_u32(w, f->matrix ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY);
   put_u32(w, c->trees);
   put_u32(w, c->depth);
   put_u32(w, c->vote);
@@ -141,19 +174,38 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u64(w, (uint64_t)c->noisy_rows);      /* ... and that released count */
   section_end(w, at);
 
+  if (f->matrix) {
+    section_begin(w, TAG_MATRIX, &at);
+    write_matrix(w, f);
+    section_end(w, at);
+  }
+
   section_begin(w, TAG_NODES, &at);
-  size_t nn = (size_t)c->trees * f->n_internal;
-  if (!w->p) w->n += nn * 16; /* sizing pass: no need to walk the nodes */
-  else for (size_t i = 0; i < nn; i++) {
-    put_u32(w, f->nodes[i].feature);
-    put_u32(w, f->nodes[i].kind);
-    put_f64(w, f->nodes[i].value);
+  if (f->matrix) { /* per tree: u32 node count, then (u32 feature, u32 next) */
+    const rdt_matrix *m = f->matrix;
+    for (uint32_t t = 0; t < c->trees; t++) {
+      uint32_t a = m->node_start[t], b = m->node_start[t + 1];
+      put_u32(w, b - a);
+      if (!w->p) w->n += (size_t)(b - a) * 8;
+      else for (uint32_t i = a; i < b; i++) {
+        put_u32(w, m->nodes[i].feature);
+        put_u32(w, m->nodes[i].next);
+      }
+    }
+  } else {
+    size_t nn = (size_t)c->trees * f->n_internal;
+    if (!w->p) w->n += nn * 16; /* sizing pass: no need to walk the nodes */
+    else for (size_t i = 0; i < nn; i++) {
+      put_u32(w, f->nodes[i].feature);
+      put_u32(w, f->nodes[i].kind);
+      put_f64(w, f->nodes[i].value);
+    }
   }
   section_end(w, at);
 
   section_begin(w, TAG_LEAVES, &at);
   put_u32(w, LEAF_ENCODING_INT64);
-  size_t nc = (size_t)c->trees * f->n_leaves * rdt_config_slots(c, s->n_classes);
+  size_t nc = (size_t)rdt_forest_total_leaves(f) * rdt_config_slots(c, s->n_classes);
   if (!w->p) w->n += nc * 8;
   else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
   section_end(w, at);
@@ -304,6 +356,85 @@ static int read_schema(reader *r, rdt_schema *s) {
   return rdt_schema_build_indexes(s, &what, &dup) == 1;
 }
 
+/* MTRX: bins, strategy, expected errors, measured tables (matrix.h). */
+static int read_matrix(reader *r, rdt_forest *f) {
+  rdt_matrix *m = calloc(1, sizeof *m);
+  if (!m) return 0;
+  f->matrix = m;
+  m->bins = get_u32(r);
+  m->strategy = get_u32(r);
+  for (int k = 0; k < RDT_N_STRATEGIES; k++) {
+    m->factor[k] = get_f64(r);
+    if (!(m->factor[k] >= 0)) return 0; /* NaN or negative; +inf: not available */
+  }
+  m->expected_variance = get_f64(r);
+  uint32_t G = get_u32(r);
+  uint32_t nf = f->schema.n_features;
+  if (r->bad || m->bins < 2 || m->bins > RDT_MATRIX_MAX_BINS || m->strategy < RDT_STRATEGY_LEAF ||
+      m->strategy > RDT_N_STRATEGIES || !isfinite(m->expected_variance) || m->expected_variance < 0 ||
+      G > (r->n - r->pos) / 16)
+    return 0;
+  if (G && !(m->tables = calloc(G, sizeof *m->tables))) return 0;
+  m->n_tables = G;
+  for (uint32_t g = 0; g < G; g++) {
+    rdt_mtable *tb = &m->tables[g];
+    tb->eps.num = get_u64(r);
+    tb->weight = get_f64(r);
+    uint32_t n = get_u32(r);
+    if (r->bad || n > nf || !isfinite(tb->weight) || tb->weight < 0 || tb->eps.num == 0) return 0;
+    if (!(tb->attrs = malloc((n ? n : 1) * sizeof *tb->attrs))) return 0;
+    tb->n_attrs = n;
+    for (uint32_t i = 0; i < n; i++) {
+      tb->attrs[i] = get_u32(r);
+      if (r->bad || tb->attrs[i] >= nf || (i && tb->attrs[i] <= tb->attrs[i - 1])) return 0;
+    }
+  }
+  return !r->bad && rdt_matrix_domains(f);
+}
+
+/* NODE of a multiway forest: per tree a node count and its nodes. */
+static int read_multiway_nodes(reader *r, rdt_forest *f) {
+  rdt_matrix *m = f->matrix;
+  uint32_t k = f->config.trees, C = rdt_forest_slots(f);
+  uint64_t total = (r->n - r->pos) / 8; /* an upper bound on the nodes */
+  m->node_start = malloc((k + 1) * sizeof *m->node_start);
+  m->leaf_start = malloc((k + 1) * sizeof *m->leaf_start);
+  m->nodes = malloc((size_t)(total ? total : 1) * sizeof *m->nodes);
+  if (!m->node_start || !m->leaf_start || !m->nodes) return 0;
+  uint64_t n_nodes = 0, n_leaves = 0;
+  for (uint32_t t = 0; t < k; t++) {
+    uint32_t n = get_u32(r);
+    if (r->bad || n == 0 || n > total - n_nodes) return 0;
+    m->node_start[t] = (uint32_t)n_nodes;
+    m->leaf_start[t] = (uint32_t)n_leaves;
+    for (uint32_t i = 0; i < n; i++) {
+      rdt_mnode *nd = &m->nodes[n_nodes + i];
+      nd->feature = get_u32(r);
+      nd->next = get_u32(r);
+      n_leaves += nd->feature == RDT_MNODE_LEAF;
+    }
+    n_nodes += n;
+    if (r->bad || n_nodes > UINT32_MAX / 2 || n_leaves > RDT_MAX_COUNTERS / C) return 0;
+  }
+  m->node_start[k] = (uint32_t)n_nodes;
+  m->leaf_start[k] = (uint32_t)n_leaves;
+  return rdt_matrix_check_structure(f);
+}
+
+/* Table strategies: the tables' budgets add up to eps; otherwise none. */
+static int matrix_budget_ok(const rdt_forest *f) {
+  const rdt_matrix *m = f->matrix;
+  int tables = f->config.is_private && m->strategy != RDT_STRATEGY_LEAF;
+  if (!tables) return m->n_tables == 0 && (f->config.is_private || m->expected_variance == 0);
+  if (m->n_tables == 0 || f->config.partition) return 0;
+  uint64_t sum = 0;
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    if (m->tables[g].eps.num > f->config.eps.num - sum) return 0;
+    sum += m->tables[g].eps.num;
+  }
+  return sum == f->config.eps.num;
+}
+
 int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t en) {
   memset(f, 0, sizeof *f);
   if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
@@ -362,6 +493,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
             c->eps_leaf.num == 0 || c->eps_query.num > c->eps.num || c->eps_leaf.num > c->eps.num)
           s.bad = 1;
         c->is_private = 1;
+      } else if (mech == MECH_MATRIX) {
+        if (c->eps.num == 0 || rdt_eps_to_double(c->eps) > RDT_EPS_MAX) s.bad = 1;
+        c->is_private = 1;
       } else if (mech == MECH_NONE) {
         c->is_private = 0;
       } else {
@@ -389,8 +523,10 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->auto_depth = (int)get_u32(&s);
       c->eps_count.num = get_u64(&s);
       c->noisy_rows = (int64_t)get_u64(&s);
-      int diprime = c->algorithm == RDT_ALGO_DIPRIME;
-      if ((c->algorithm != RDT_ALGO_RDT && !diprime) || layout != LAYOUT_COMPLETE_BINARY || c->trees < 1 ||
+      int diprime = c->algorithm == RDT_ALGO_DIPRIME, matrix = c->algorithm == RDT_ALGO_MATRIX;
+      if ((c->algorithm != RDT_ALGO_RDT && !diprime && !matrix) ||
+          layout != (matrix ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY) || c->trees < 1 ||
+          (matrix && (c->auto_depth || c->partition < 0 || c->partition > 1)) ||
           c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION || c->auto_depth < 0 ||
           c->auto_depth > 1 || (c->auto_depth && diprime) || (!c->auto_depth && (c->eps_count.num || c->noisy_rows)) ||
           (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
@@ -399,9 +535,15 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
            !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max &&
              isfinite(c->target_max - c->target_min))) ||
           c->trees > RDT_MAX_TREES || c->depth < 1 || c->depth > RDT_MAX_DEPTH || c->vote < RDT_VOTE_MAJORITY ||
-          c->vote > RDT_VOTE_PROBABILISTIC || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
+          c->vote > RDT_VOTE_WEIGHT || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
           c->categorical < RDT_CATEGORICAL_SUBSET || c->categorical > RDT_CATEGORICAL_ONE_VS_REST) { why = "malformed forest parameters"; s.bad = 1; }
-    } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema) {
+    } else if (tag == TAG_MATRIX && !f->matrix && seen_forest && seen_schema && !seen_nodes &&
+               c->algorithm == RDT_ALGO_MATRIX) {
+      if (!read_matrix(&s, f)) { why = "malformed matrix section"; s.bad = 1; }
+    } else if (tag == TAG_NODES && !seen_nodes && f->matrix) {
+      seen_nodes = 1;
+      if (!read_multiway_nodes(&s, f)) { why = "malformed multiway node table"; s.bad = 1; }
+    } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema && c->algorithm != RDT_ALGO_MATRIX) {
       seen_nodes = 1;
       f->n_leaves = (uint32_t)1 << c->depth;
       f->n_internal = f->n_leaves - 1;
@@ -435,7 +577,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes) {
       seen_leaves = 1;
       uint32_t enc = get_u32(&s);
-      uint64_t nc = (uint64_t)c->trees * f->n_leaves * rdt_forest_slots(f);
+      uint64_t nc = rdt_forest_total_leaves(f) * rdt_forest_slots(f);
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
@@ -464,11 +606,17 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "a required section is missing";
   }
-  if (!r.bad && sensitivity != (c->algorithm == RDT_ALGO_DIPRIME ? 0 : c->trees)) {
+  if (!r.bad && sensitivity != privacy_sensitivity(f)) {
     r.bad = 1;
     why = "privacy facts disagree with the forest";
   }
-  if (!r.bad && c->is_private && (mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME)) {
+  if (!r.bad && f->matrix && !matrix_budget_ok(f)) {
+    r.bad = 1;
+    why = "the matrix tables' budgets disagree with the privacy facts";
+  }
+  if (!r.bad && c->is_private &&
+      ((mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME) ||
+       (mech == MECH_MATRIX) != (c->algorithm == RDT_ALGO_MATRIX))) {
     r.bad = 1;
     why = "privacy mechanism disagrees with the algorithm";
   }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "matrix.h"
 
 static int fail(char *err, size_t n, const char *fmt, ...) {
   va_list ap;
@@ -191,8 +192,10 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
-                                     "partition", "task", "target", "max_rows", "ledger", "rows", NULL};
+                                     "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
+                                     "strategy", "bins", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
+  static const char *const matrix_only[] = {"strategy", "bins", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
@@ -206,7 +209,40 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   c->task = RDT_TASK_CLASSIFICATION;
   const rdt_json *j;
   static const char *const rdt_only[] = {"splits", "categorical", NULL};
-  if (c->algorithm == RDT_ALGO_RDT) {
+  /* "noise": "leaf" (per-leaf Laplace on complete binary trees, the
+  ** default) or "matrix" (multiway trees, matrix mechanism: matrix.h). */
+  static const char *const noise_names[] = {"leaf", "matrix"};
+  static const int noise_values[] = {0, 1};
+  int matrix;
+  if (!parse_choice(rdt_json_get(root, "noise"), "noise", noise_names, noise_values, 2, 0, &matrix, err, n)) return 0;
+  if (matrix && c->algorithm != RDT_ALGO_RDT)
+    return fail(err, n, "\"noise\": \"matrix\" applies to \"algorithm\": \"rdt\" only");
+  if (!matrix)
+    for (const char *const *k = matrix_only; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"noise\": \"matrix\" only", *k);
+  if (matrix) {
+    c->algorithm = RDT_ALGO_MATRIX;
+    static const char *const matrix_refuses[] = {"splits", "categorical", "rows", "rho", "candidates", "task", "target",
+                                                 "max_rows", NULL};
+    for (const char *const *k = matrix_refuses; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" does not apply to \"noise\": \"matrix\"", *k);
+    static const char *const strategy_names[] = {"auto", "leaf", "identity", "marginals", "grouped"};
+    static const int strategy_values[] = {RDT_STRATEGY_AUTO, RDT_STRATEGY_LEAF, RDT_STRATEGY_IDENTITY,
+                                          RDT_STRATEGY_MARGINALS, RDT_STRATEGY_GROUPED};
+    if (!parse_choice(rdt_json_get(root, "strategy"), "strategy", strategy_names, strategy_values, 5,
+                      RDT_STRATEGY_AUTO, &choice, err, n))
+      return 0;
+    c->strategy = (uint32_t)choice;
+    if (!parse_uint(rdt_json_get(root, "bins"), "bins", 2, RDT_MATRIX_MAX_BINS, RDT_MATRIX_DEFAULT_BINS, &c->bins,
+                    err, n))
+      return 0;
+    j = rdt_json_get(root, "partition");
+    c->partition = 0;
+    if (j) {
+      if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
+      c->partition = j->type == RDT_JSON_TRUE;
+    }
+  } else if (c->algorithm == RDT_ALGO_RDT) {
     for (const char *const *k = diprime_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"diprime\" only", *k);
   } else {
@@ -226,9 +262,11 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
     c->is_private = 1;
   }
-  if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES, RDT_DEFAULT_TREES, &c->trees, err, n))
+  if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES,
+                  matrix ? RDT_MATRIX_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees, err, n))
     return 0;
-  if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH, RDT_DEFAULT_DEPTH, &c->depth, err, n))
+  if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH,
+                  matrix ? RDT_MATRIX_DEFAULT_DEPTH : RDT_DEFAULT_DEPTH, &c->depth, err, n))
     return 0;
   j = rdt_json_get(root, "rows");
   long long rows_hint = 0;
@@ -253,9 +291,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     rows_hint = j->integer;
   }
 
-  static const char *const vote_names[] = {"majority", "threshold", "probabilistic"};
-  static const int vote_values[] = {RDT_VOTE_MAJORITY, RDT_VOTE_THRESHOLD, RDT_VOTE_PROBABILISTIC};
-  if (!parse_choice(rdt_json_get(root, "vote"), "vote", vote_names, vote_values, 3, RDT_VOTE_THRESHOLD, &choice, err, n))
+  static const char *const vote_names[] = {"majority", "threshold", "probabilistic", "weight"};
+  static const int vote_values[] = {RDT_VOTE_MAJORITY, RDT_VOTE_THRESHOLD, RDT_VOTE_PROBABILISTIC, RDT_VOTE_WEIGHT};
+  if (!parse_choice(rdt_json_get(root, "vote"), "vote", vote_names, vote_values, 4,
+                    matrix ? RDT_VOTE_WEIGHT : RDT_VOTE_THRESHOLD, &choice, err, n))
     return 0;
   c->vote = (rdt_vote)choice;
 
@@ -323,7 +362,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   ** epsilon, classes): the rule of rdt_depth_for_rows (forest.h). */
   if (rows_hint && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT)
     c->depth = rdt_depth_for_rows(c, (double)rows_hint, s->n_classes, RDT_AUTO_MAX_DEPTH);
-  if (rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
+  if (!matrix && rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u values per leaf exceeds %llu counters",
                 c->trees, c->depth, rdt_config_slots(c, s->n_classes), (unsigned long long)RDT_MAX_COUNTERS);
   return 1;

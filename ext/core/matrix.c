@@ -1,0 +1,774 @@
+/* matrix.c - matrix random forests; see matrix.h for the privacy contract. */
+#include "matrix.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rdt_strategy_name(uint32_t strategy) {
+  switch (strategy) {
+    case RDT_STRATEGY_LEAF: return "leaf";
+    case RDT_STRATEGY_IDENTITY: return "identity";
+    case RDT_STRATEGY_MARGINALS: return "marginals";
+    case RDT_STRATEGY_GROUPED: return "grouped";
+    default: return "auto";
+  }
+}
+
+uint64_t rdt_matrix_leaves(const rdt_forest *f) {
+  return f->matrix ? f->matrix->leaf_start[f->config.trees] : 0;
+}
+
+int rdt_matrix_domains(rdt_forest *f) {
+  rdt_matrix *m = f->matrix;
+  free(m->domain);
+  m->domain = malloc(f->schema.n_features * sizeof *m->domain);
+  if (!m->domain) return 0;
+  for (uint32_t j = 0; j < f->schema.n_features; j++) {
+    const rdt_feature *ft = &f->schema.features[j];
+    m->domain[j] = ft->type == RDT_FEATURE_NUMERIC ? m->bins : ft->n_values;
+  }
+  return 1;
+}
+
+static inline uint32_t feature_bin(const rdt_forest *f, uint32_t j, double x) {
+  const rdt_feature *ft = &f->schema.features[j];
+  uint32_t d = f->matrix->domain[j];
+  if (ft->type == RDT_FEATURE_CATEGORICAL) return x >= 0 && x < d ? (uint32_t)x : 0;
+  /* x is already clean (forest.h: clamped, missing at the midpoint). */
+  double u = (x - ft->min) / (ft->max - ft->min) * d;
+  if (!(u >= 0)) return 0;
+  return u >= d ? d - 1 : (uint32_t)u;
+}
+
+void rdt_matrix_row_bins(const rdt_forest *f, const double *xs, uint32_t *bins) {
+  for (uint32_t j = 0; j < f->schema.n_features; j++) bins[j] = feature_bin(f, j, xs[j]);
+}
+
+uint32_t rdt_matrix_leaf(const rdt_forest *f, uint32_t t, const uint32_t *bins) {
+  const rdt_matrix *m = f->matrix;
+  const rdt_mnode *nodes = m->nodes + m->node_start[t];
+  uint32_t i = 0;
+  while (nodes[i].feature != RDT_MNODE_LEAF) i = nodes[i].next + bins[nodes[i].feature];
+  return m->leaf_start[t] + nodes[i].next;
+}
+
+/* ---- structure -------------------------------------------------------- */
+
+typedef struct {
+  rdt_mnode *nodes;
+  uint32_t *parent, *depth;
+  uint64_t n, cap;
+} node_buf;
+
+static int node_push(node_buf *b, uint32_t parent, uint32_t depth) {
+  if (b->n == b->cap) {
+    uint64_t cap = b->cap ? b->cap * 2 : 1024;
+    rdt_mnode *nn = realloc(b->nodes, cap * sizeof *nn);
+    if (nn) b->nodes = nn;
+    uint32_t *np = realloc(b->parent, cap * sizeof *np);
+    if (np) b->parent = np;
+    uint32_t *nd = realloc(b->depth, cap * sizeof *nd);
+    if (nd) b->depth = nd;
+    if (!nn || !np || !nd) return 0;
+    b->cap = cap;
+  }
+  b->nodes[b->n].feature = RDT_MNODE_LEAF;
+  b->nodes[b->n].next = 0;
+  b->parent[b->n] = parent;
+  b->depth[b->n] = depth;
+  b->n++;
+  return 1;
+}
+
+static int on_path(const node_buf *b, uint64_t i, uint32_t start, uint32_t feature) {
+  while (i != start) {
+    i = start + b->parent[i];
+    if (b->nodes[i].feature == feature) return 1;
+  }
+  return 0;
+}
+
+/* Breadth-first: node i of a tree is expanded after every node before it,
+** so children are appended in order and stay consecutive. */
+static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *err, size_t en) {
+  rdt_matrix *m = f->matrix;
+  uint32_t nf = f->schema.n_features, k = f->config.trees, h = f->config.depth;
+  uint32_t *eligible = malloc(nf * sizeof *eligible), ne = 0;
+  node_buf b = {0};
+  m->node_start = malloc((k + 1) * sizeof *m->node_start);
+  m->leaf_start = malloc((k + 1) * sizeof *m->leaf_start);
+  int ok = eligible && m->node_start && m->leaf_start;
+  for (uint32_t j = 0; ok && j < nf; j++)
+    if (m->domain[j] >= 2) eligible[ne++] = j;
+  uint64_t leaves = 0;
+  for (uint32_t t = 0; ok && t < k; t++) {
+    uint32_t start = (uint32_t)b.n, tree_leaves = 0;
+    m->node_start[t] = start;
+    m->leaf_start[t] = (uint32_t)leaves;
+    ok = node_push(&b, 0, 0);
+    for (uint64_t i = start; ok && i < b.n; i++) {
+      uint32_t d = b.depth[i];
+      if (d < h && d < ne) {
+        /* Uniform over the eligible attributes not on the path, by
+        ** rejection (the path holds d < ne of them). */
+        uint32_t a;
+        do a = eligible[rdt_rng_below(rng, ne)]; while (on_path(&b, i, start, a));
+        uint32_t children = m->domain[a];
+        if (b.n - start + children > UINT32_MAX / 2) {
+          snprintf(err, en, "matrix forest too large: one tree has more than 2^31 nodes; lower \"depth\" or \"bins\"");
+          ok = 0;
+          break;
+        }
+        b.nodes[i].feature = a;
+        b.nodes[i].next = (uint32_t)(b.n - start);
+        for (uint32_t c = 0; ok && c < children; c++) ok = node_push(&b, (uint32_t)(i - start), d + 1);
+      } else {
+        b.nodes[i].next = tree_leaves++;
+        if (++leaves > max_leaves) {
+          snprintf(err, en,
+                   "matrix forest too large: its trees have more than %llu leaves (x %u classes) in all; lower "
+                   "\"trees\", \"depth\" or \"bins\"",
+                   (unsigned long long)max_leaves, rdt_forest_slots(f));
+          ok = 0;
+          break;
+        }
+      }
+    }
+    if (!ok && !err[0]) snprintf(err, en, "out of memory while drawing the matrix forest");
+  }
+  if (ok) {
+    m->node_start[k] = (uint32_t)b.n;
+    m->leaf_start[k] = (uint32_t)leaves;
+    m->nodes = b.nodes;
+    b.nodes = NULL;
+  } else if (!err[0]) {
+    snprintf(err, en, "out of memory while drawing the matrix forest");
+  }
+  free(b.nodes);
+  free(b.parent);
+  free(b.depth);
+  free(eligible);
+  return ok;
+}
+
+/* ---- strategies ------------------------------------------------------- */
+
+/* Distinct attribute sets fixed by root-to-leaf paths. */
+typedef struct {
+  uint32_t n_sets, cap, width;  /* width: depth, max attributes per set */
+  uint32_t *attrs;              /* n_sets * width, sorted, padded */
+  uint32_t *len;
+  double *leaves;               /* L_S */
+  double *cells;                /* product of domains of S */
+  uint32_t *hash_slots;         /* set index + 1 */
+  uint32_t hash_mask;
+  uint32_t *leaf_set;           /* per leaf */
+} path_sets;
+
+static void path_sets_free(path_sets *p) {
+  free(p->attrs);
+  free(p->len);
+  free(p->leaves);
+  free(p->cells);
+  free(p->hash_slots);
+  free(p->leaf_set);
+  memset(p, 0, sizeof *p);
+}
+
+static uint64_t set_hash(const uint32_t *a, uint32_t n) {
+  uint64_t z = 0x9E3779B97F4A7C15ULL ^ n;
+  for (uint32_t i = 0; i < n; i++) {
+    z ^= a[i] + 0x9E3779B97F4A7C15ULL + (z << 6) + (z >> 2);
+    z *= 0xBF58476D1CE4E5B9ULL;
+  }
+  return z ^ (z >> 31);
+}
+
+static int set_find_or_add(path_sets *p, const rdt_matrix *m, const uint32_t *a, uint32_t n, uint32_t *id) {
+  uint64_t hv = set_hash(a, n);
+  for (uint32_t s = (uint32_t)hv & p->hash_mask; p->hash_slots; s = (s + 1) & p->hash_mask) {
+    uint32_t v = p->hash_slots[s];
+    if (v == 0) break;
+    uint32_t q = v - 1;
+    if (p->len[q] == n && memcmp(p->attrs + (size_t)q * p->width, a, n * sizeof *a) == 0) {
+      *id = q;
+      return 1;
+    }
+  }
+  if (p->n_sets == p->cap || (uint64_t)(p->n_sets + 1) * 2 > (uint64_t)p->hash_mask + 1) {
+    uint32_t cap = p->cap ? p->cap * 2 : 64;
+    uint32_t *na = realloc(p->attrs, (size_t)cap * p->width * sizeof *na);
+    if (na) p->attrs = na;
+    uint32_t *nl = realloc(p->len, cap * sizeof *nl);
+    if (nl) p->len = nl;
+    double *nv = realloc(p->leaves, cap * sizeof *nv);
+    if (nv) p->leaves = nv;
+    double *nc = realloc(p->cells, cap * sizeof *nc);
+    if (nc) p->cells = nc;
+    uint32_t *hs = calloc((size_t)cap * 2, sizeof *hs);
+    if (!na || !nl || !nv || !nc || !hs) { free(hs); return 0; }
+    p->cap = cap;
+    free(p->hash_slots);
+    p->hash_slots = hs;
+    p->hash_mask = cap * 2 - 1;
+    for (uint32_t q = 0; q < p->n_sets; q++) {
+      uint32_t s = (uint32_t)set_hash(p->attrs + (size_t)q * p->width, p->len[q]) & p->hash_mask;
+      while (p->hash_slots[s]) s = (s + 1) & p->hash_mask;
+      p->hash_slots[s] = q + 1;
+    }
+  }
+  uint32_t q = p->n_sets++;
+  memcpy(p->attrs + (size_t)q * p->width, a, n * sizeof *a);
+  p->len[q] = n;
+  p->leaves[q] = 0;
+  double c = 1;
+  for (uint32_t i = 0; i < n; i++) c *= m->domain[a[i]];
+  p->cells[q] = c;
+  uint32_t s = (uint32_t)set_hash(a, n) & p->hash_mask;
+  while (p->hash_slots[s]) s = (s + 1) & p->hash_mask;
+  p->hash_slots[s] = q + 1;
+  *id = q;
+  return 1;
+}
+
+static void sort_u32(uint32_t *a, uint32_t n) {
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
+      uint32_t t = a[j];
+      a[j] = a[j - 1];
+      a[j - 1] = t;
+    }
+}
+
+/* Path set of every leaf (walking each leaf up to its root). */
+static int collect_path_sets(const rdt_forest *f, path_sets *p) {
+  const rdt_matrix *m = f->matrix;
+  uint64_t L = rdt_matrix_leaves(f);
+  p->width = f->config.depth ? f->config.depth : 1;
+  p->leaf_set = malloc((size_t)(L ? L : 1) * sizeof *p->leaf_set);
+  uint32_t *parent = malloc((size_t)m->node_start[f->config.trees] * sizeof *parent + 1);
+  uint32_t *buf = malloc(p->width * sizeof *buf);
+  int ok = p->leaf_set && parent && buf;
+  for (uint32_t t = 0; ok && t < f->config.trees; t++) {
+    const rdt_mnode *nd = m->nodes + m->node_start[t];
+    uint32_t n = m->node_start[t + 1] - m->node_start[t];
+    for (uint32_t i = 0; i < n; i++)
+      if (nd[i].feature != RDT_MNODE_LEAF)
+        for (uint32_t c = 0; c < m->domain[nd[i].feature]; c++) parent[nd[i].next + c] = i;
+    for (uint32_t i = 0; ok && i < n; i++) {
+      if (nd[i].feature != RDT_MNODE_LEAF) continue;
+      uint32_t len = 0;
+      for (uint32_t v = i; v != 0 && len < p->width;) {
+        v = parent[v];
+        buf[len++] = nd[v].feature;
+      }
+      sort_u32(buf, len);
+      uint32_t id;
+      ok = set_find_or_add(p, m, buf, len, &id);
+      if (ok) {
+        p->leaf_set[m->leaf_start[t] + nd[i].next] = id;
+        p->leaves[id] += 1;
+      }
+    }
+  }
+  free(parent);
+  free(buf);
+  return ok;
+}
+
+/* A group of path sets measured by one table over the union of their
+** attributes (a bitset). */
+typedef struct {
+  uint64_t *bits;
+  double cells;  /* product of domains over bits */
+  double v;      /* sum over member sets of L_S / cells(S) */
+  int alive;
+} group;
+
+static double group_weight(const group *g) { return g->cells * g->v; }
+
+/* Greedy grouping (GROUPED): start from one group per path set and merge
+** the pair that lowers sum_g W_g^(1/3) most, while any merge helps and the
+** tables fit. Fills set_group; returns the number of groups, 0 on failure. */
+static uint32_t greedy_groups(const rdt_forest *f, const path_sets *p, uint32_t classes, uint32_t *set_group,
+                              double *factor) {
+  const rdt_matrix *m = f->matrix;
+  uint32_t K = p->n_sets, nf = f->schema.n_features, words = (nf + 63) / 64;
+  group *g = calloc(K, sizeof *g);
+  uint64_t *bits = calloc((size_t)K * words + words, sizeof *bits);
+  uint64_t *u = bits + (size_t)K * words;
+  if (!g || !bits) { free(g); free(bits); return 0; }
+  double total_cells = 0;
+  for (uint32_t q = 0; q < K; q++) {
+    g[q].bits = bits + (size_t)q * words;
+    for (uint32_t i = 0; i < p->len[q]; i++) {
+      uint32_t a = p->attrs[(size_t)q * p->width + i];
+      g[q].bits[a / 64] |= (uint64_t)1 << (a % 64);
+    }
+    g[q].cells = p->cells[q];
+    g[q].v = p->leaves[q] / p->cells[q];
+    g[q].alive = 1;
+    total_cells += g[q].cells;
+    set_group[q] = q;
+  }
+  double budget = (double)RDT_MATRIX_MAX_TABLE_COUNTERS / classes;
+  for (;;) {
+    double best = -1e-12;
+    uint32_t bi = 0, bj = 0;
+    double best_cells = 0;
+    for (uint32_t i = 0; i < K; i++) {
+      if (!g[i].alive) continue;
+      double wi = cbrt(group_weight(&g[i]));
+      for (uint32_t j = i + 1; j < K; j++) {
+        if (!g[j].alive) continue;
+        double c = 1;
+        for (uint32_t w = 0; w < words; w++) u[w] = g[i].bits[w] | g[j].bits[w];
+        for (uint32_t w = 0; w < words; w++)
+          for (uint64_t x = u[w]; x; x &= x - 1) c *= m->domain[w * 64 + (uint32_t)__builtin_ctzll(x)];
+        if (total_cells - g[i].cells - g[j].cells + c > budget) continue;
+        double delta = cbrt(c * (g[i].v + g[j].v)) - wi - cbrt(group_weight(&g[j]));
+        if (delta < best) {
+          best = delta;
+          bi = i;
+          bj = j;
+          best_cells = c;
+        }
+      }
+    }
+    if (best >= -1e-12) break;
+    for (uint32_t w = 0; w < words; w++) g[bi].bits[w] |= g[bj].bits[w];
+    total_cells += best_cells - g[bi].cells - g[bj].cells;
+    g[bi].cells = best_cells;
+    g[bi].v += g[bj].v;
+    g[bj].alive = 0;
+    for (uint32_t q = 0; q < K; q++)
+      if (set_group[q] == bj) set_group[q] = bi;
+  }
+  /* Renumber the surviving groups densely. */
+  uint32_t *id = malloc(K * sizeof *id), n = 0;
+  if (!id) { free(g); free(bits); return 0; }
+  double sum = 0, L = 0;
+  for (uint32_t q = 0; q < K; q++) {
+    L += p->leaves[q];
+    if (g[q].alive) {
+      id[q] = n++;
+      sum += cbrt(group_weight(&g[q]));
+    }
+  }
+  for (uint32_t q = 0; q < K; q++) set_group[q] = id[set_group[q]];
+  *factor = sum * sum * sum / L;
+  free(id);
+  free(g);
+  free(bits);
+  return n;
+}
+
+/* Make the tables of groups 0..G-1 (set_group maps path sets to groups),
+** split eps among them in proportion to W_g^(1/3) and assign each leaf. */
+static int make_tables(rdt_forest *f, const path_sets *p, const uint32_t *set_group, uint32_t G, char *err,
+                       size_t en) {
+  rdt_matrix *m = f->matrix;
+  uint32_t nf = f->schema.n_features, C = rdt_forest_slots(f);
+  m->tables = calloc(G, sizeof *m->tables);
+  uint8_t *in = calloc((size_t)G * nf, 1);
+  double *v = calloc(G, sizeof *v);
+  if (!m->tables || !in || !v) { free(in); free(v); snprintf(err, en, "out of memory"); return 0; }
+  m->n_tables = G;
+  for (uint32_t q = 0; q < p->n_sets; q++) {
+    uint32_t gq = set_group[q];
+    for (uint32_t i = 0; i < p->len[q]; i++) in[(size_t)gq * nf + p->attrs[(size_t)q * p->width + i]] = 1;
+    v[gq] += p->leaves[q] / p->cells[q];
+  }
+  uint64_t offset = 0;
+  double wsum = 0;
+  int ok = 1;
+  for (uint32_t g = 0; ok && g < G; g++) {
+    rdt_mtable *tb = &m->tables[g];
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < nf; j++) n += in[(size_t)g * nf + j];
+    tb->attrs = malloc((n ? n : 1) * sizeof *tb->attrs);
+    tb->stride = malloc((n ? n : 1) * sizeof *tb->stride);
+    if (!tb->attrs || !tb->stride) { ok = 0; break; }
+    tb->n_attrs = n;
+    n = 0;
+    for (uint32_t j = 0; j < nf; j++)
+      if (in[(size_t)g * nf + j]) tb->attrs[n++] = j;
+    uint64_t cells = 1;
+    for (uint32_t i = n; i-- > 0;) { /* the last attribute varies fastest */
+      tb->stride[i] = cells;
+      cells *= m->domain[tb->attrs[i]];
+      if (cells > RDT_MATRIX_MAX_TABLE_COUNTERS) break;
+    }
+    tb->cells = cells;
+    tb->offset = offset;
+    offset += cells;
+    if (cells > RDT_MATRIX_MAX_TABLE_COUNTERS || offset * C > RDT_MATRIX_MAX_TABLE_COUNTERS) {
+      snprintf(err, en,
+               "the \"%s\" strategy's tables need more than %llu counters; choose another \"strategy\" or "
+               "lower \"bins\" or \"depth\"",
+               rdt_strategy_name(m->strategy), (unsigned long long)RDT_MATRIX_MAX_TABLE_COUNTERS);
+      free(in);
+      free(v);
+      return 0;
+    }
+    tb->weight = (double)cells * v[g];
+    wsum += cbrt(tb->weight);
+  }
+  free(in);
+  free(v);
+  if (!ok) { snprintf(err, en, "out of memory"); return 0; }
+  m->n_cells = offset;
+  /* Budgets: eps_g = floor(eps * W_g^(1/3) / sum), at least one grid step;
+  ** the last table takes the remainder, so they add up to eps exactly. */
+  if (f->config.is_private) {
+    uint64_t total = f->config.eps.num, used = 0;
+    for (uint32_t g = 0; g < G; g++) {
+      uint64_t e = g + 1 == G ? 0 : (uint64_t)floor((double)total * (cbrt(m->tables[g].weight) / wsum));
+      if (g + 1 < G) {
+        if (e == 0) e = 1;
+        m->tables[g].eps.num = e;
+        used += e;
+      } else {
+        if (used >= total) {
+          snprintf(err, en, "\"epsilon\" is too small to split among the %u tables of the \"%s\" strategy", G,
+                   rdt_strategy_name(m->strategy));
+          return 0;
+        }
+        m->tables[g].eps.num = total - used;
+      }
+    }
+    double var = 0;
+    for (uint32_t g = 0; g < G; g++) {
+      double e = rdt_eps_to_double(m->tables[g].eps);
+      var += m->tables[g].weight * 2 / (e * e);
+    }
+    m->expected_variance = var / (double)rdt_matrix_leaves(f);
+  }
+  uint64_t L = rdt_matrix_leaves(f);
+  m->leaf_table = malloc((size_t)(L ? L : 1) * sizeof *m->leaf_table);
+  m->cells = calloc((size_t)(m->n_cells ? m->n_cells * C : 1), sizeof *m->cells);
+  if (!m->leaf_table || !m->cells) { snprintf(err, en, "out of memory for the strategy's tables"); return 0; }
+  for (uint64_t l = 0; l < L; l++) m->leaf_table[l] = set_group[p->leaf_set[l]];
+  return 1;
+}
+
+/* Expected errors of every strategy (units 2/eps^2, matrix.h), and the
+** choice; then the chosen strategy's tables. */
+static int choose_strategy(rdt_forest *f, char *err, size_t en) {
+  rdt_matrix *m = f->matrix;
+  const rdt_config *c = &f->config;
+  uint32_t C = rdt_forest_slots(f);
+  double L = (double)rdt_matrix_leaves(f);
+  double budget = (double)RDT_MATRIX_MAX_TABLE_COUNTERS / C;
+  path_sets p = {0};
+  uint32_t *set_group = NULL, *greedy = NULL;
+  int ok = collect_path_sets(f, &p);
+  if (!ok) { snprintf(err, en, "out of memory while choosing the noise strategy"); goto done; }
+  set_group = calloc(p.n_sets + 1, sizeof *set_group);
+  greedy = calloc(p.n_sets + 1, sizeof *greedy);
+  if (!set_group || !greedy) { ok = 0; snprintf(err, en, "out of memory while choosing the noise strategy"); goto done; }
+
+  m->factor[RDT_STRATEGY_LEAF - 1] = c->partition ? 1.0 : (double)c->trees * c->trees;
+  /* IDENTITY: one table over every used attribute. */
+  double cells_u = 1, mean_m = 0;
+  {
+    uint8_t *used = calloc(f->schema.n_features, 1);
+    if (!used) { ok = 0; snprintf(err, en, "out of memory"); goto done; }
+    for (uint32_t q = 0; q < p.n_sets; q++)
+      for (uint32_t i = 0; i < p.len[q]; i++) used[p.attrs[(size_t)q * p.width + i]] = 1;
+    for (uint32_t j = 0; j < f->schema.n_features; j++)
+      if (used[j]) cells_u *= m->domain[j];
+    free(used);
+    for (uint32_t q = 0; q < p.n_sets; q++) mean_m += p.leaves[q] * (cells_u / p.cells[q]);
+    mean_m /= L;
+  }
+  m->factor[RDT_STRATEGY_IDENTITY - 1] = cells_u <= budget ? mean_m : INFINITY;
+  /* MARGINALS: one table per path set. */
+  double sum3 = 0, cells_s = 0;
+  for (uint32_t q = 0; q < p.n_sets; q++) {
+    sum3 += cbrt(p.leaves[q]);
+    cells_s += p.cells[q];
+  }
+  m->factor[RDT_STRATEGY_MARGINALS - 1] = cells_s <= budget ? sum3 * sum3 * sum3 / L : INFINITY;
+  /* GROUPED: greedy merging, when the path sets are few enough. */
+  m->factor[RDT_STRATEGY_GROUPED - 1] = INFINITY;
+  uint32_t greedy_n = 0;
+  if (cells_s <= budget && p.n_sets <= RDT_MATRIX_MAX_GREEDY_SETS) {
+    double fg;
+    greedy_n = greedy_groups(f, &p, C, greedy, &fg);
+    if (greedy_n == 0) { ok = 0; snprintf(err, en, "out of memory while choosing the noise strategy"); goto done; }
+    m->factor[RDT_STRATEGY_GROUPED - 1] = fg;
+  }
+
+  uint32_t s = c->strategy;
+  if (s == RDT_STRATEGY_AUTO) {
+    s = RDT_STRATEGY_LEAF;
+    for (uint32_t k = RDT_STRATEGY_IDENTITY; k <= RDT_N_STRATEGIES; k++)
+      if (m->factor[k - 1] < m->factor[s - 1] * (1 - 1e-9)) s = k;
+  } else if (!isfinite(m->factor[s - 1])) {
+    ok = 0;
+    if (s == RDT_STRATEGY_GROUPED && p.n_sets > RDT_MATRIX_MAX_GREEDY_SETS)
+      snprintf(err, en, "the \"grouped\" strategy is tried for at most %d distinct path sets and this forest has %u",
+               RDT_MATRIX_MAX_GREEDY_SETS, p.n_sets);
+    else
+      snprintf(err, en,
+               "the \"%s\" strategy's tables would need more than %llu counters; choose another \"strategy\" or "
+               "lower \"bins\" or \"depth\"",
+               rdt_strategy_name(s), (unsigned long long)RDT_MATRIX_MAX_TABLE_COUNTERS);
+    goto done;
+  }
+  if (c->partition && s != RDT_STRATEGY_LEAF) {
+    ok = 0;
+    snprintf(err, en, "\"partition\" applies to the \"leaf\" strategy only");
+    goto done;
+  }
+  m->strategy = s;
+  if (!c->is_private) goto done; /* exact leaf counters: no tables */
+  if (s == RDT_STRATEGY_LEAF) {
+    double b = (c->partition ? 1.0 : (double)c->trees) / rdt_eps_to_double(c->eps);
+    m->expected_variance = 2 * b * b;
+    goto done;
+  }
+  uint32_t G;
+  if (s == RDT_STRATEGY_IDENTITY) {
+    for (uint32_t q = 0; q < p.n_sets; q++) set_group[q] = 0;
+    G = 1;
+  } else if (s == RDT_STRATEGY_MARGINALS) {
+    for (uint32_t q = 0; q < p.n_sets; q++) set_group[q] = q;
+    G = p.n_sets;
+  } else {
+    memcpy(set_group, greedy, p.n_sets * sizeof *set_group);
+    G = greedy_n;
+  }
+  ok = make_tables(f, &p, set_group, G, err, en);
+done:
+  free(set_group);
+  free(greedy);
+  path_sets_free(&p);
+  return ok;
+}
+
+int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
+  err[0] = 0;
+  f->matrix = calloc(1, sizeof *f->matrix);
+  if (!f->matrix) { snprintf(err, en, "out of memory"); return 0; }
+  rdt_matrix *m = f->matrix;
+  m->bins = f->config.bins;
+  uint32_t C = rdt_forest_slots(f);
+  if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
+  if (!build_trees(f, structure, RDT_MAX_COUNTERS / C, err, en)) return 0;
+  if (!choose_strategy(f, err, en)) return 0;
+  uint64_t L = rdt_matrix_leaves(f);
+  f->counts = calloc((size_t)(L ? L * C : 1), sizeof *f->counts);
+  m->row_bins = malloc(f->schema.n_features * sizeof *m->row_bins);
+  if (!f->counts || !m->row_bins) { snprintf(err, en, "out of memory for the leaf counters"); return 0; }
+  if (f->config.partition) {
+    /* The tree of each row: a stream of its own, independent of the rows. */
+    unsigned char key[RDT_RNG_KEYBYTES];
+    if (f->config.seeded) {
+      rdt_rng_derive_key(key, f->config.seed_key, RDT_RNG_KEYBYTES, "partition");
+    } else {
+      rdt_rng os;
+      rdt_rng_init_os(&os);
+      rdt_rng_bytes(&os, key, sizeof key);
+      rdt_rng_clear(&os);
+    }
+    rdt_rng_init_seeded(&m->partition_rng, key);
+    sodium_memzero(key, sizeof key);
+    m->has_partition_rng = 1;
+  }
+  return 1;
+}
+
+void rdt_matrix_free(rdt_matrix *m) {
+  if (!m) return;
+  free(m->domain);
+  free(m->node_start);
+  free(m->leaf_start);
+  free(m->nodes);
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    free(m->tables[g].attrs);
+    free(m->tables[g].stride);
+  }
+  free(m->tables);
+  free(m->leaf_table);
+  free(m->cells);
+  free(m->row_bins);
+  if (m->has_partition_rng) rdt_rng_clear(&m->partition_rng);
+  free(m);
+}
+
+/* ---- training and release --------------------------------------------- */
+
+void rdt_matrix_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
+  rdt_matrix *m = f->matrix;
+  uint32_t C = rdt_forest_slots(f);
+  uint32_t *bins = m->row_bins;
+  rdt_matrix_row_bins(f, xs, bins);
+  if (m->n_tables) {
+    for (uint32_t g = 0; g < m->n_tables; g++) {
+      const rdt_mtable *tb = &m->tables[g];
+      uint64_t idx = tb->offset;
+      for (uint32_t i = 0; i < tb->n_attrs; i++) idx += bins[tb->attrs[i]] * tb->stride[i];
+      m->cells[idx * C + cls]++;
+    }
+    return;
+  }
+  if (f->config.partition) {
+    uint32_t t = (uint32_t)rdt_rng_below(&m->partition_rng, f->config.trees);
+    f->counts[(size_t)rdt_matrix_leaf(f, t, bins) * C + cls]++;
+    return;
+  }
+  for (uint32_t t = 0; t < f->config.trees; t++) f->counts[(size_t)rdt_matrix_leaf(f, t, bins) * C + cls]++;
+}
+
+int rdt_matrix_merge(rdt_forest *a, const rdt_forest *b) {
+  rdt_matrix *ma = a->matrix;
+  const rdt_matrix *mb = b->matrix;
+  if (!ma || !mb || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 || ma->n_cells != mb->n_cells ||
+      rdt_matrix_leaves(a) != rdt_matrix_leaves(b))
+    return 0;
+  uint32_t C = rdt_forest_slots(a);
+  for (uint64_t i = 0; i < ma->n_cells * C; i++) ma->cells[i] += mb->cells[i];
+  for (uint64_t i = 0; i < rdt_matrix_leaves(a) * C; i++) a->counts[i] += b->counts[i];
+  return 1;
+}
+
+/* Leaf l (path: attributes path_a fixed to bins path_b) = sum of the cells
+** of its table that agree with the path. */
+static void derive_leaf(rdt_forest *f, uint64_t l, const uint32_t *path_a, const uint32_t *path_b, uint32_t len,
+                        uint64_t *free_stride, uint32_t *free_dom, uint32_t *odo) {
+  rdt_matrix *m = f->matrix;
+  uint32_t C = rdt_forest_slots(f);
+  const rdt_mtable *tb = &m->tables[m->leaf_table[l]];
+  uint64_t base = tb->offset;
+  uint32_t nfree = 0;
+  for (uint32_t i = 0; i < tb->n_attrs; i++) {
+    uint32_t a = tb->attrs[i], k;
+    for (k = 0; k < len && path_a[k] != a; k++) {}
+    if (k < len) {
+      base += path_b[k] * tb->stride[i];
+    } else {
+      free_stride[nfree] = tb->stride[i];
+      free_dom[nfree] = m->domain[a];
+      odo[nfree++] = 0;
+    }
+  }
+  int64_t *out = f->counts + l * C;
+  uint64_t idx = base;
+  for (;;) {
+    const int64_t *cell = m->cells + idx * C;
+    for (uint32_t c = 0; c < C; c++) out[c] += cell[c];
+    uint32_t i = 0;
+    while (i < nfree && ++odo[i] == free_dom[i]) {
+      idx -= (uint64_t)(free_dom[i] - 1) * free_stride[i];
+      odo[i++] = 0;
+    }
+    if (i == nfree) break;
+    idx += free_stride[i];
+  }
+}
+
+int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
+  rdt_matrix *m = f->matrix;
+  const rdt_config *c = &f->config;
+  uint32_t C = rdt_forest_slots(f);
+  uint64_t L = rdt_matrix_leaves(f);
+  uint64_t s, t;
+  if (!c->is_private) return 1;
+  if (!m->n_tables) { /* LEAF: contract item 4 */
+    if (!rdt_laplace_params(c->eps, c->partition ? 1 : c->trees, &s, &t)) return 0;
+    for (uint64_t i = 0; i < L * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    return 1;
+  }
+  /* Tables: contract item 5, then item 6 (post-processing). */
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    const rdt_mtable *tb = &m->tables[g];
+    if (!rdt_laplace_params(tb->eps, 1, &s, &t)) return 0;
+    int64_t *cell = m->cells + tb->offset * C;
+    for (uint64_t i = 0; i < tb->cells * C; i++) cell[i] += rdt_discrete_laplace(noise, s, t);
+  }
+  uint32_t nf = f->schema.n_features, h = c->depth + 1;
+  uint32_t *path_a = malloc(h * sizeof *path_a), *path_b = malloc(h * sizeof *path_b);
+  uint32_t *free_dom = malloc(nf * sizeof *free_dom), *odo = malloc(nf * sizeof *odo);
+  uint64_t *free_stride = malloc(nf * sizeof *free_stride);
+  uint32_t *parent = malloc(((size_t)m->node_start[c->trees] + 1) * sizeof *parent);
+  int ok = path_a && path_b && free_dom && odo && free_stride && parent;
+  memset(f->counts, 0, (size_t)(L * C) * sizeof *f->counts);
+  for (uint32_t tr = 0; ok && tr < c->trees; tr++) {
+    const rdt_mnode *nd = m->nodes + m->node_start[tr];
+    uint32_t n = m->node_start[tr + 1] - m->node_start[tr];
+    for (uint32_t i = 0; i < n; i++)
+      if (nd[i].feature != RDT_MNODE_LEAF)
+        for (uint32_t k = 0; k < m->domain[nd[i].feature]; k++) parent[nd[i].next + k] = i;
+    for (uint32_t i = 0; i < n; i++) {
+      if (nd[i].feature != RDT_MNODE_LEAF) continue;
+      uint32_t len = 0;
+      for (uint32_t v = i; v != 0 && len < h;) {
+        uint32_t up = parent[v];
+        path_a[len] = nd[up].feature;
+        path_b[len++] = v - nd[up].next;
+        v = up;
+      }
+      derive_leaf(f, m->leaf_start[tr] + nd[i].next, path_a, path_b, len, free_stride, free_dom, odo);
+    }
+  }
+  free(path_a);
+  free(path_b);
+  free(free_dom);
+  free(odo);
+  free(free_stride);
+  free(parent);
+  /* The tables are not released: wipe them with the exact state. */
+  sodium_memzero(m->cells, (size_t)(m->n_cells * C) * sizeof *m->cells);
+  return ok;
+}
+
+/* ---- validation of a decoded structure --------------------------------- */
+
+int rdt_matrix_check_structure(const rdt_forest *f) {
+  const rdt_matrix *m = f->matrix;
+  uint32_t k = f->config.trees, nf = f->schema.n_features;
+  if (m->node_start[0] != 0 || m->leaf_start[0] != 0) return 0;
+  uint32_t max_nodes = 0;
+  for (uint32_t t = 0; t < k; t++) {
+    if (m->node_start[t + 1] <= m->node_start[t] || m->leaf_start[t + 1] <= m->leaf_start[t]) return 0;
+    if (m->node_start[t + 1] - m->node_start[t] > max_nodes) max_nodes = m->node_start[t + 1] - m->node_start[t];
+  }
+  uint32_t *parent = malloc((size_t)max_nodes * sizeof *parent), *depth = malloc((size_t)max_nodes * sizeof *depth);
+  int ok = parent && depth;
+  for (uint32_t t = 0; ok && t < k; t++) {
+    const rdt_mnode *nd = m->nodes + m->node_start[t];
+    uint32_t n = m->node_start[t + 1] - m->node_start[t];
+    uint32_t leaves = m->leaf_start[t + 1] - m->leaf_start[t];
+    uint64_t expect_next = 1;
+    uint32_t leaf_no = 0;
+    depth[0] = 0;
+    for (uint32_t i = 0; ok && i < n; i++) {
+      if (i >= expect_next) { ok = 0; break; } /* unreachable node */
+      if (nd[i].feature == RDT_MNODE_LEAF) {
+        ok = nd[i].next == leaf_no++;
+        continue;
+      }
+      uint32_t a = nd[i].feature;
+      if (a >= nf || m->domain[a] < 2 || depth[i] >= f->config.depth || nd[i].next != expect_next) { ok = 0; break; }
+      for (uint32_t v = i; v != 0 && ok;) { /* attribute not used above */
+        v = parent[v];
+        if (nd[v].feature == a) ok = 0;
+      }
+      if (expect_next + m->domain[a] > n) { ok = 0; break; }
+      for (uint32_t c = 0; c < m->domain[a]; c++) {
+        parent[expect_next + c] = i;
+        depth[expect_next + c] = depth[i] + 1;
+      }
+      expect_next += m->domain[a];
+    }
+    if (ok && (expect_next != n || leaf_no != leaves)) ok = 0;
+  }
+  free(parent);
+  free(depth);
+  return ok;
+}
