@@ -38,6 +38,7 @@ static const struct {
     /* Training reads private rows: never from triggers or views, never
     ** deterministic (it draws fresh noise). */
     {"rdt_train", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_train_step, rdt_train_final},
+    {"rdt_predict_batch", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_predict_batch_step, rdt_predict_batch_final},
     {"dp_median_split", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_median_step, rdt_median_final},
     /* Not deterministic: a probabilistic-vote model draws a coin per call. */
     {"rdt_predict", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, rdt_predict_func, NULL, NULL},

@@ -81,6 +81,8 @@ void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_predict_batch_final(sqlite3_context *ctx);
 void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_median_final(sqlite3_context *ctx);
 int rdt_register_inspection(sqlite3 *db);

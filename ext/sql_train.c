@@ -224,9 +224,11 @@ static void train_cleanup(train_state *st) {
     sodium_memzero(st->forest.counts, (size_t)rdt_forest_total_leaves(&st->forest) * rdt_forest_slots(&st->forest) *
                                           sizeof *st->forest.counts);
   }
-  if (st->forest.matrix && st->forest.matrix->cells) /* so are a matrix forest's tables */
-    sodium_memzero(st->forest.matrix->cells,
-                   (size_t)st->forest.matrix->n_cells * rdt_forest_slots(&st->forest) * sizeof *st->forest.matrix->cells);
+  rdt_matrix *mx = st->forest.matrix;
+  if (mx && mx->cells) /* so are a matrix forest's tables */
+    sodium_memzero(mx->cells, (size_t)mx->n_cells * rdt_forest_slots(&st->forest) * sizeof *mx->cells);
+  if (mx && mx->exact_cells)
+    sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * rdt_forest_slots(&st->forest) * sizeof *mx->exact_cells);
   rdt_forest_free(&st->forest);
   free(st->xs);
   st->xs = NULL;

@@ -366,6 +366,39 @@ static uint32_t greedy_groups(const rdt_forest *f, const path_sets *p, uint32_t 
   return n;
 }
 
+int rdt_matrix_table_init(const rdt_forest *f, rdt_mtable *tb, const uint8_t *in, uint64_t max_cells) {
+  const rdt_matrix *m = f->matrix;
+  uint32_t nf = f->schema.n_features, n = 0;
+  for (uint32_t j = 0; j < nf; j++) n += in[j] != 0;
+  tb->attrs = malloc((n ? n : 1) * sizeof *tb->attrs);
+  tb->stride = malloc((n ? n : 1) * sizeof *tb->stride);
+  if (!tb->attrs || !tb->stride) {
+    free(tb->attrs);
+    free(tb->stride);
+    tb->attrs = NULL;
+    tb->stride = NULL;
+    return 0;
+  }
+  tb->n_attrs = n;
+  n = 0;
+  for (uint32_t j = 0; j < nf; j++)
+    if (in[j]) tb->attrs[n++] = j;
+  uint64_t cells = 1;
+  for (uint32_t i = n; i-- > 0;) { /* the last attribute varies fastest */
+    tb->stride[i] = cells;
+    cells *= m->domain[tb->attrs[i]];
+    if (cells > max_cells) break;
+  }
+  tb->cells = cells;
+  return cells <= max_cells;
+}
+
+uint64_t rdt_matrix_cell(const rdt_mtable *tb, const uint32_t *bins) {
+  uint64_t idx = tb->offset;
+  for (uint32_t i = 0; i < tb->n_attrs; i++) idx += bins[tb->attrs[i]] * tb->stride[i];
+  return idx;
+}
+
 /* Make the tables of groups 0..G-1 (set_group maps path sets to groups),
 ** split eps among them in proportion to W_g^(1/3) and assign each leaf. */
 static int make_tables(rdt_forest *f, const path_sets *p, const uint32_t *set_group, uint32_t G, char *err,
@@ -387,22 +420,11 @@ static int make_tables(rdt_forest *f, const path_sets *p, const uint32_t *set_gr
   int ok = 1;
   for (uint32_t g = 0; ok && g < G; g++) {
     rdt_mtable *tb = &m->tables[g];
-    uint32_t n = 0;
-    for (uint32_t j = 0; j < nf; j++) n += in[(size_t)g * nf + j];
-    tb->attrs = malloc((n ? n : 1) * sizeof *tb->attrs);
-    tb->stride = malloc((n ? n : 1) * sizeof *tb->stride);
-    if (!tb->attrs || !tb->stride) { ok = 0; break; }
-    tb->n_attrs = n;
-    n = 0;
-    for (uint32_t j = 0; j < nf; j++)
-      if (in[(size_t)g * nf + j]) tb->attrs[n++] = j;
-    uint64_t cells = 1;
-    for (uint32_t i = n; i-- > 0;) { /* the last attribute varies fastest */
-      tb->stride[i] = cells;
-      cells *= m->domain[tb->attrs[i]];
-      if (cells > RDT_MATRIX_MAX_TABLE_COUNTERS) break;
+    if (!rdt_matrix_table_init(f, tb, in + (size_t)g * nf, RDT_MATRIX_MAX_TABLE_COUNTERS) && !tb->attrs) {
+      ok = 0;
+      break;
     }
-    tb->cells = cells;
+    uint64_t cells = tb->cells;
     tb->offset = offset;
     offset += cells;
     if (cells > RDT_MATRIX_MAX_TABLE_COUNTERS || offset * C > RDT_MATRIX_MAX_TABLE_COUNTERS) {
@@ -526,7 +548,21 @@ static int choose_strategy(rdt_forest *f, char *err, size_t en) {
     goto done;
   }
   m->strategy = s;
-  if (!c->is_private) goto done; /* exact leaf counters: no tables */
+  if (!c->is_private) {
+    /* Exact leaf counters; and the exact table over every used attribute,
+    ** when small enough, for DP batch prediction (CELL section). */
+    if (cells_u * C <= (double)RDT_MATRIX_MAX_EXACT_COUNTERS && !c->partition) {
+      uint8_t *used = calloc(f->schema.n_features, 1);
+      if (!used) { ok = 0; snprintf(err, en, "out of memory"); goto done; }
+      for (uint32_t q = 0; q < p.n_sets; q++)
+        for (uint32_t i = 0; i < p.len[q]; i++) used[p.attrs[(size_t)q * p.width + i]] = 1;
+      ok = rdt_matrix_table_init(f, &m->exact, used, RDT_MATRIX_MAX_EXACT_COUNTERS) &&
+           (m->exact_cells = calloc((size_t)m->exact.cells * C, sizeof *m->exact_cells)) != NULL;
+      free(used);
+      if (!ok) snprintf(err, en, "out of memory for the exact cell table");
+    }
+    goto done;
+  }
   if (s == RDT_STRATEGY_LEAF) {
     double b = (c->partition ? 1.0 : (double)c->trees) / rdt_eps_to_double(c->eps);
     m->expected_variance = 2 * b * b;
@@ -594,6 +630,9 @@ void rdt_matrix_free(rdt_matrix *m) {
     free(m->tables[g].stride);
   }
   free(m->tables);
+  free(m->exact.attrs);
+  free(m->exact.stride);
+  free(m->exact_cells);
   free(m->leaf_table);
   free(m->cells);
   free(m->row_bins);
@@ -609,12 +648,11 @@ void rdt_matrix_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   uint32_t *bins = m->row_bins;
   rdt_matrix_row_bins(f, xs, bins);
   if (m->n_tables) {
-    for (uint32_t g = 0; g < m->n_tables; g++) {
-      const rdt_mtable *tb = &m->tables[g];
-      uint64_t idx = tb->offset;
-      for (uint32_t i = 0; i < tb->n_attrs; i++) idx += bins[tb->attrs[i]] * tb->stride[i];
-      m->cells[idx * C + cls]++;
-    }
+    for (uint32_t g = 0; g < m->n_tables; g++) m->cells[rdt_matrix_cell(&m->tables[g], bins) * C + cls]++;
+    return;
+  }
+  if (m->exact_cells) { /* non-private: leaves are derived from it at release */
+    m->exact_cells[rdt_matrix_cell(&m->exact, bins) * C + cls]++;
     return;
   }
   if (f->config.partition) {
@@ -633,17 +671,20 @@ int rdt_matrix_merge(rdt_forest *a, const rdt_forest *b) {
     return 0;
   uint32_t C = rdt_forest_slots(a);
   for (uint64_t i = 0; i < ma->n_cells * C; i++) ma->cells[i] += mb->cells[i];
+  if ((ma->exact_cells != NULL) != (mb->exact_cells != NULL) || ma->exact.cells != mb->exact.cells) return 0;
+  if (ma->exact_cells)
+    for (uint64_t i = 0; i < ma->exact.cells * C; i++) ma->exact_cells[i] += mb->exact_cells[i];
   for (uint64_t i = 0; i < rdt_matrix_leaves(a) * C; i++) a->counts[i] += b->counts[i];
   return 1;
 }
 
 /* Leaf l (path: attributes path_a fixed to bins path_b) = sum of the cells
-** of its table that agree with the path. */
-static void derive_leaf(rdt_forest *f, uint64_t l, const uint32_t *path_a, const uint32_t *path_b, uint32_t len,
-                        uint64_t *free_stride, uint32_t *free_dom, uint32_t *odo) {
-  rdt_matrix *m = f->matrix;
+** of table tb that agree with the path. */
+static void derive_leaf(const rdt_forest *f, const rdt_mtable *tb, const int64_t *cells, int64_t *out,
+                        const uint32_t *path_a, const uint32_t *path_b, uint32_t len, uint64_t *free_stride,
+                        uint32_t *free_dom, uint32_t *odo) {
+  const rdt_matrix *m = f->matrix;
   uint32_t C = rdt_forest_slots(f);
-  const rdt_mtable *tb = &m->tables[m->leaf_table[l]];
   uint64_t base = tb->offset;
   uint32_t nfree = 0;
   for (uint32_t i = 0; i < tb->n_attrs; i++) {
@@ -657,10 +698,9 @@ static void derive_leaf(rdt_forest *f, uint64_t l, const uint32_t *path_a, const
       odo[nfree++] = 0;
     }
   }
-  int64_t *out = f->counts + l * C;
   uint64_t idx = base;
   for (;;) {
-    const int64_t *cell = m->cells + idx * C;
+    const int64_t *cell = cells + idx * C;
     for (uint32_t c = 0; c < C; c++) out[c] += cell[c];
     uint32_t i = 0;
     while (i < nfree && ++odo[i] == free_dom[i]) {
@@ -672,32 +712,19 @@ static void derive_leaf(rdt_forest *f, uint64_t l, const uint32_t *path_a, const
   }
 }
 
-int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
-  rdt_matrix *m = f->matrix;
+int rdt_matrix_derive(const rdt_forest *f, const rdt_mtable *tables, const uint32_t *leaf_table,
+                      const int64_t *cells, int64_t *out) {
+  const rdt_matrix *m = f->matrix;
   const rdt_config *c = &f->config;
   uint32_t C = rdt_forest_slots(f);
   uint64_t L = rdt_matrix_leaves(f);
-  uint64_t s, t;
-  if (!c->is_private) return 1;
-  if (!m->n_tables) { /* LEAF: contract item 4 */
-    if (!rdt_laplace_params(c->eps, c->partition ? 1 : c->trees, &s, &t)) return 0;
-    for (uint64_t i = 0; i < L * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
-    return 1;
-  }
-  /* Tables: contract item 5, then item 6 (post-processing). */
-  for (uint32_t g = 0; g < m->n_tables; g++) {
-    const rdt_mtable *tb = &m->tables[g];
-    if (!rdt_laplace_params(tb->eps, 1, &s, &t)) return 0;
-    int64_t *cell = m->cells + tb->offset * C;
-    for (uint64_t i = 0; i < tb->cells * C; i++) cell[i] += rdt_discrete_laplace(noise, s, t);
-  }
   uint32_t nf = f->schema.n_features, h = c->depth + 1;
   uint32_t *path_a = malloc(h * sizeof *path_a), *path_b = malloc(h * sizeof *path_b);
   uint32_t *free_dom = malloc(nf * sizeof *free_dom), *odo = malloc(nf * sizeof *odo);
   uint64_t *free_stride = malloc(nf * sizeof *free_stride);
   uint32_t *parent = malloc(((size_t)m->node_start[c->trees] + 1) * sizeof *parent);
   int ok = path_a && path_b && free_dom && odo && free_stride && parent;
-  memset(f->counts, 0, (size_t)(L * C) * sizeof *f->counts);
+  if (ok) memset(out, 0, (size_t)(L * C) * sizeof *out);
   for (uint32_t tr = 0; ok && tr < c->trees; tr++) {
     const rdt_mnode *nd = m->nodes + m->node_start[tr];
     uint32_t n = m->node_start[tr + 1] - m->node_start[tr];
@@ -713,7 +740,9 @@ int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
         path_b[len++] = v - nd[up].next;
         v = up;
       }
-      derive_leaf(f, m->leaf_start[tr] + nd[i].next, path_a, path_b, len, free_stride, free_dom, odo);
+      uint64_t l = m->leaf_start[tr] + nd[i].next;
+      derive_leaf(f, &tables[leaf_table ? leaf_table[l] : 0], cells, out + l * C, path_a, path_b, len, free_stride,
+                  free_dom, odo);
     }
   }
   free(path_a);
@@ -722,7 +751,31 @@ int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
   free(odo);
   free(free_stride);
   free(parent);
-  /* The tables are not released: wipe them with the exact state. */
+  return ok;
+}
+
+int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
+  rdt_matrix *m = f->matrix;
+  const rdt_config *c = &f->config;
+  uint32_t C = rdt_forest_slots(f);
+  uint64_t L = rdt_matrix_leaves(f);
+  uint64_t s, t;
+  if (!c->is_private) /* exact leaves: counted directly, or summed from the exact table */
+    return m->exact_cells ? rdt_matrix_derive(f, &m->exact, NULL, m->exact_cells, f->counts) : 1;
+  if (!m->n_tables) { /* LEAF: contract item 4 */
+    if (!rdt_laplace_params(c->eps, c->partition ? 1 : c->trees, &s, &t)) return 0;
+    for (uint64_t i = 0; i < L * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    return 1;
+  }
+  /* Tables: contract item 5, then item 6 (post-processing). */
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    const rdt_mtable *tb = &m->tables[g];
+    if (!rdt_laplace_params(tb->eps, 1, &s, &t)) return 0;
+    int64_t *cell = m->cells + tb->offset * C;
+    for (uint64_t i = 0; i < tb->cells * C; i++) cell[i] += rdt_discrete_laplace(noise, s, t);
+  }
+  int ok = rdt_matrix_derive(f, m->tables, m->leaf_table, m->cells, f->counts);
+  /* The noisy tables are not released: wipe them like the exact state. */
   sodium_memzero(m->cells, (size_t)(m->n_cells * C) * sizeof *m->cells);
   return ok;
 }

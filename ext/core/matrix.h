@@ -57,6 +57,8 @@
 #define RDT_MATRIX_DEFAULT_DEPTH 4
 /* Counters of all tables together (cells x classes), so 1 GiB at most. */
 #define RDT_MATRIX_MAX_TABLE_COUNTERS ((uint64_t)1 << 27)
+/* Exact tables kept in non-private models: 32 MiB at most. */
+#define RDT_MATRIX_MAX_EXACT_COUNTERS ((uint64_t)1 << 22)
 /* Greedy grouping is tried when there are at most this many path sets. */
 #define RDT_MATRIX_MAX_GREEDY_SETS 256
 
@@ -102,6 +104,11 @@ typedef struct rdt_matrix {
   double expected_variance;    /* of one released leaf counter, with the exact budgets; 0 without noise */
   uint32_t n_tables;
   rdt_mtable *tables;
+  /* Non-private models only: the exact table over every used attribute,
+  ** kept (section CELL) for DP batch prediction when it has at most
+  ** RDT_MATRIX_MAX_EXACT_COUNTERS counters; exact_cells NULL otherwise. */
+  rdt_mtable exact;
+  int64_t *exact_cells;
   /* Training only (not stored in the model). */
   uint32_t *leaf_table;        /* per leaf: the table answering it */
   int64_t *cells;              /* exact counters of every table, cell-major then class */
@@ -133,6 +140,16 @@ int rdt_matrix_merge(rdt_forest *a, const rdt_forest *b);
 /* Noise the strategy's counters (private models) and derive every leaf's
 ** counters from them into f->counts. Returns 0 on allocation failure. */
 int rdt_matrix_release(rdt_forest *f, rdt_rng *noise);
+/* out (all leaves x classes) = every leaf's sum of the cells of its table
+** that agree with its path: tables[leaf_table[l]] (tables[0] when
+** leaf_table is NULL) over cells. Returns 0 on allocation failure. */
+int rdt_matrix_derive(const rdt_forest *f, const rdt_mtable *tables, const uint32_t *leaf_table,
+                      const int64_t *cells, int64_t *out);
+/* Fill a table's attributes (those with in[j] set), strides and size.
+** Returns 0 on allocation failure or when it exceeds max_cells cells. */
+int rdt_matrix_table_init(const rdt_forest *f, rdt_mtable *tb, const uint8_t *in, uint64_t max_cells);
+/* Cell of a table for a row's bins. */
+uint64_t rdt_matrix_cell(const rdt_mtable *tb, const uint32_t *bins);
 /* Validate a decoded structure (breadth-first order, bins, paths). */
 int rdt_matrix_check_structure(const rdt_forest *f);
 /* Recompute per-feature domains from the schema and bins. */

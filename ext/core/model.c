@@ -18,6 +18,7 @@
 #define TAG_LEAVES TAG('L', 'E', 'A', 'F')
 #define TAG_SIGNATURE TAG('S', 'I', 'G', 'N')
 #define TAG_MATRIX TAG('M', 'T', 'R', 'X')
+#define TAG_CELLS TAG('C', 'E', 'L', 'L')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -68,6 +69,12 @@ static void put_value(writer *w, const rdt_value *v) {
   else put_str(w, v->text, v->text_len);
 }
 
+static void section_begin_flags(writer *w, uint32_t tag, uint32_t flags, size_t *len_at) {
+  put_u32(w, tag);
+  put_u32(w, flags);
+  *len_at = w->n;
+  put_u64(w, 0); /* patched by section_end */
+}
 static void section_begin(writer *w, uint32_t tag, size_t *len_at) {
   put_u32(w, tag);
   put_u32(w, SECTION_REQUIRED);
@@ -119,7 +126,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_bytes(w, f->model_id, 16);
   put_u32(w, flags);
   put_u64(w, total);
-  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->is_signed ? 1 : 0));
+  int cells = f->matrix && f->matrix->exact_cells;
+  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + cells + (f->is_signed ? 1 : 0));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
@@ -209,6 +217,17 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   if (!w->p) w->n += nc * 8;
   else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
   section_end(w, at);
+
+  if (cells) { /* optional: a non-private matrix forest's exact table (DP batch prediction) */
+    const rdt_mtable *tb = &f->matrix->exact;
+    section_begin_flags(w, TAG_CELLS, 0, &at);
+    put_u32(w, tb->n_attrs);
+    for (uint32_t i = 0; i < tb->n_attrs; i++) put_u32(w, tb->attrs[i]);
+    size_t n = (size_t)tb->cells * rdt_config_slots(c, s->n_classes);
+    if (!w->p) w->n += n * 8;
+    else for (size_t i = 0; i < n; i++) put_u64(w, (uint64_t)f->matrix->exact_cells[i]);
+    section_end(w, at);
+  }
 
   if (f->is_signed) { /* last: the signature covers every byte before its own 64 */
     size_t note_len = f->note ? strlen(f->note) : 0;
@@ -421,6 +440,28 @@ static int read_multiway_nodes(reader *r, rdt_forest *f) {
   return rdt_matrix_check_structure(f);
 }
 
+/* CELL: the exact table over attributes; only in non-private models. */
+static int read_cells(reader *r, rdt_forest *f) {
+  rdt_matrix *m = f->matrix;
+  uint32_t nf = f->schema.n_features, n = get_u32(r), C = rdt_forest_slots(f);
+  if (r->bad || n > nf) return 0;
+  uint8_t *in = calloc(nf, 1);
+  if (!in) return 0;
+  uint32_t prev = 0;
+  for (uint32_t i = 0; i < n && !r->bad; i++) {
+    uint32_t a = get_u32(r);
+    if (a >= nf || (i && a <= prev)) r->bad = 1;
+    else in[a] = 1;
+    prev = a;
+  }
+  int ok = !r->bad && rdt_matrix_table_init(f, &m->exact, in, RDT_MATRIX_MAX_EXACT_COUNTERS / C);
+  free(in);
+  if (!ok || (r->n - r->pos) / 8 != m->exact.cells * C || (r->n - r->pos) % 8) return 0;
+  if (!(m->exact_cells = malloc((size_t)m->exact.cells * C * sizeof *m->exact_cells))) return 0;
+  for (uint64_t i = 0; i < m->exact.cells * C; i++) m->exact_cells[i] = (int64_t)get_u64(r);
+  return !r->bad;
+}
+
 /* Table strategies: the tables' budgets add up to eps; otherwise none. */
 static int matrix_budget_ok(const rdt_forest *f) {
   const rdt_matrix *m = f->matrix;
@@ -581,6 +622,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
+    } else if (tag == TAG_CELLS && f->matrix && !f->matrix->exact_cells && seen_leaves && !c->is_private &&
+               !c->partition) {
+      if (!read_cells(&s, f)) { why = "malformed cell table"; s.bad = 1; }
     } else if (tag == TAG_SIGNATURE && !f->is_signed && seen_leaves && s.n == r.n) { /* must be last */
       size_t note_len;
       f->note = get_str(&s, &note_len);
