@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/batch.h"
 #include "core/json.h"
+#include "core/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
 #include "core/noise.h"
@@ -629,6 +631,280 @@ static unsigned char *read_file(const char *path, size_t *size) {
   return buf;
 }
 
+/* ---- matrix forests ------------------------------------------------------ */
+
+/* 4 features with 3, 2, 2 and 2 bins: 24 full cells, small enough to check
+** every formula against brute force. */
+static const char *MATRIX_OPTS =
+    "{\"epsilon\": 1, \"trees\": 6, \"depth\": 2, \"noise\": \"matrix\", \"bins\": 2, \"seed\": 11, %s"
+    " \"classes\": [0, 1], \"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [\"x\", \"y\", \"z\"]},"
+    " {\"name\": \"b\", \"type\": \"categorical\", \"values\": [0, 1]}, {\"name\": \"c\", \"type\": \"categorical\","
+    " \"values\": [0, 1]}, {\"name\": \"d\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+#define MX_FULL 24
+
+static int matrix_forest(rdt_forest *f, const char *extra) {
+  char opts[1024], err[256];
+  rdt_schema schema;
+  rdt_config config;
+  snprintf(opts, sizeof opts, MATRIX_OPTS, extra);
+  if (!rdt_options_parse(opts, strlen(opts), &schema, &config, err, sizeof err)) {
+    printf("# %s\n", err);
+    return 0;
+  }
+  if (!rdt_forest_init(f, &schema, &config)) {
+    printf("# %s\n", f->error);
+    rdt_forest_free(f);
+    return 0;
+  }
+  return 1;
+}
+
+/* Bins of full cell i (mixed radix 3, 2, 2, 2) and a feature vector that
+** falls in them (numeric d: bin 0 = [0, 0.5), bin 1 = [0.5, 1]). */
+static void full_cell(uint32_t i, uint32_t *bins, double *xs) {
+  bins[0] = i % 3;
+  bins[1] = i / 3 % 2;
+  bins[2] = i / 6 % 2;
+  bins[3] = i / 12 % 2;
+  for (int j = 0; j < 3; j++) xs[j] = bins[j];
+  xs[3] = bins[3] ? 0.75 : 0.25;
+}
+
+/* inside[l * MX_FULL + i]: full cell i lies in leaf l. */
+static uint8_t *leaf_membership(const rdt_forest *f) {
+  uint64_t L = rdt_forest_total_leaves(f);
+  uint8_t *in = calloc((size_t)L * MX_FULL, 1);
+  uint32_t bins[4];
+  double xs[4];
+  for (uint32_t i = 0; in && i < MX_FULL; i++) {
+    full_cell(i, bins, xs);
+    for (uint32_t t = 0; t < f->config.trees; t++) in[(size_t)rdt_matrix_leaf(f, t, bins) * MX_FULL + i] = 1;
+  }
+  return in;
+}
+
+/* Full cells projecting onto cell `cell` of table tb. */
+static int table_cell_holds(const rdt_mtable *tb, uint64_t cell, uint32_t full) {
+  uint32_t bins[4];
+  double xs[4];
+  full_cell(full, bins, xs);
+  return rdt_matrix_cell(tb, bins) == cell;
+}
+
+/* Brute force for a table strategy: every leaf is the sum of the table cells
+** inside it (their union must be the leaf exactly), its variance is that
+** number times 2/eps_t^2, and W_t is the sum of those numbers. */
+static int brute_force_tables(const rdt_forest *f, double *mean_var, double *factor) {
+  const rdt_matrix *m = f->matrix;
+  uint64_t L = rdt_forest_total_leaves(f);
+  uint8_t *in = leaf_membership(f);
+  double *w = calloc(m->n_tables, sizeof *w), var = 0;
+  int ok = in && w;
+  for (uint64_t l = 0; ok && l < L; l++) {
+    const rdt_mtable *tb = &m->tables[m->leaf_table[l]];
+    uint8_t covered[MX_FULL] = {0};
+    uint32_t inside = 0;
+    for (uint64_t cell = tb->offset; cell < tb->offset + tb->cells; cell++) {
+      int all = 1, any = 0;
+      for (uint32_t i = 0; i < MX_FULL; i++)
+        if (table_cell_holds(tb, cell, i)) {
+          any = 1;
+          all &= in[l * MX_FULL + i];
+        }
+      if (any && all) {
+        inside++;
+        for (uint32_t i = 0; i < MX_FULL; i++)
+          if (table_cell_holds(tb, cell, i)) covered[i] = 1;
+      }
+    }
+    for (uint32_t i = 0; i < MX_FULL; i++) ok &= covered[i] == in[l * MX_FULL + i];
+    double e = rdt_eps_to_double(tb->eps);
+    var += inside * 2 / (e * e);
+    w[m->leaf_table[l]] += inside;
+  }
+  double sum = 0;
+  for (uint32_t g = 0; ok && g < m->n_tables; g++) {
+    ok &= fabs(w[g] - m->tables[g].weight) < 1e-9;
+    sum += cbrt(w[g]);
+  }
+  *mean_var = var / (double)L;
+  *factor = sum * sum * sum / (double)L;
+  free(in);
+  free(w);
+  return ok;
+}
+
+static void test_matrix(void) {
+  const char *names[] = {"identity", "marginals", "grouped"};
+  double factors[RDT_N_STRATEGIES] = {0};
+  for (int k = 0; k < 3; k++) {
+    rdt_forest f;
+    char extra[64], name[160];
+    snprintf(extra, sizeof extra, "\"strategy\": \"%s\",", names[k]);
+    if (!matrix_forest(&f, extra)) {
+      check(0, "matrix: forest builds");
+      continue;
+    }
+    double var, factor;
+    int ok = brute_force_tables(&f, &var, &factor);
+    snprintf(name, sizeof name, "matrix %s: every leaf is exactly the sum of its table cells (brute force over 24 cells)",
+             names[k]);
+    check(ok, name);
+    snprintf(name, sizeof name, "matrix %s: expected leaf variance (%.4f) matches brute force (%.4f)", names[k],
+             f.matrix->expected_variance, var);
+    check(fabs(var - f.matrix->expected_variance) < 1e-9 * var, name);
+    snprintf(name, sizeof name, "matrix %s: expected error formula (%.4f) matches brute force (%.4f)", names[k],
+             f.matrix->factor[k + 1], factor);
+    check(fabs(factor - f.matrix->factor[k + 1]) < 1e-9 * factor, name);
+    uint64_t sum = 0;
+    for (uint32_t g = 0; g < f.matrix->n_tables; g++) sum += f.matrix->tables[g].eps.num;
+    snprintf(name, sizeof name, "matrix %s: the %u tables' budgets add up to epsilon exactly", names[k],
+             f.matrix->n_tables);
+    check(sum == f.config.eps.num && f.matrix->n_tables >= 1, name);
+    memcpy(factors, f.matrix->factor, sizeof factors);
+
+    /* Derivation with arbitrary cell values against brute force. */
+    rdt_rng rng;
+    seeded(&rng, "matrix-derive");
+    uint32_t C = f.schema.n_classes;
+    uint64_t L = rdt_forest_total_leaves(&f);
+    for (uint64_t i = 0; i < f.matrix->n_cells * C; i++) f.matrix->cells[i] = (int64_t)rdt_rng_below(&rng, 21) - 10;
+    int64_t *out = malloc((size_t)L * C * sizeof *out);
+    uint8_t *in = leaf_membership(&f);
+    ok = out && in && rdt_matrix_derive(&f, f.matrix->tables, f.matrix->leaf_table, f.matrix->cells, out);
+    for (uint64_t l = 0; ok && l < L; l++) {
+      const rdt_mtable *tb = &f.matrix->tables[f.matrix->leaf_table[l]];
+      for (uint32_t c = 0; c < C; c++) {
+        int64_t want = 0;
+        for (uint64_t cell = tb->offset; cell < tb->offset + tb->cells; cell++) {
+          int all = 1, any = 0;
+          for (uint32_t i = 0; i < MX_FULL; i++)
+            if (table_cell_holds(tb, cell, i)) {
+              any = 1;
+              all &= in[l * MX_FULL + i];
+            }
+          if (any && all) want += f.matrix->cells[cell * C + c];
+        }
+        ok &= out[l * C + c] == want;
+      }
+    }
+    snprintf(name, sizeof name, "matrix %s: derived leaf counters equal brute-force sums of arbitrary cells", names[k]);
+    check(ok, name);
+    free(out);
+    free(in);
+    rdt_rng_clear(&rng);
+    rdt_forest_free(&f);
+  }
+  check(factors[RDT_STRATEGY_LEAF - 1] == 36, "matrix leaf: expected error is trees^2 (6 trees: 36)");
+
+  /* Non-private: leaves derived from the exact table equal direct counts. */
+  rdt_forest np;
+  const char *np_opts =
+      "{\"epsilon\": null, \"trees\": 6, \"depth\": 3, \"noise\": \"matrix\", \"bins\": 2, \"seed\": 11,"
+      " \"classes\": [0, 1], \"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [\"x\", \"y\", \"z\"]},"
+      " {\"name\": \"b\", \"type\": \"categorical\", \"values\": [0, 1]}, {\"name\": \"c\", \"type\": \"categorical\","
+      " \"values\": [0, 1]}, {\"name\": \"d\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  int ok = rdt_options_parse(np_opts, strlen(np_opts), &schema, &config, err, sizeof err) &&
+           rdt_forest_init(&np, &schema, &config);
+  check(ok && np.matrix->exact_cells && np.matrix->n_tables == 0,
+        "matrix non-private: keeps the exact table over the used attributes, measures no noisy table");
+  if (ok) {
+    uint32_t C = 2;
+    uint64_t L = rdt_forest_total_leaves(&np);
+    int64_t *direct = calloc((size_t)L * C, sizeof *direct);
+    rdt_rng rng;
+    seeded(&rng, "matrix-rows");
+    for (int r = 0; r < 500; r++) {
+      uint32_t bins[4];
+      double xs[4];
+      full_cell((uint32_t)rdt_rng_below(&rng, MX_FULL), bins, xs);
+      xs[3] = rdt_rng_unit(&rng); /* anywhere in d's bin range */
+      bins[3] = xs[3] >= 0.5;
+      uint32_t cls = (uint32_t)rdt_rng_below(&rng, 2);
+      rdt_forest_train_row(&np, xs, cls);
+      for (uint32_t t = 0; t < np.config.trees; t++) direct[(size_t)rdt_matrix_leaf(&np, t, bins) * C + cls]++;
+    }
+    ok = direct && rdt_matrix_release(&np, &rng) && memcmp(direct, np.counts, (size_t)L * C * sizeof *direct) == 0;
+    check(ok, "matrix non-private: leaf counters summed from the exact table equal counting every row down every tree");
+    /* The model round-trips, CELL section included. */
+    size_t size, size2;
+    unsigned char *blob = rdt_model_encode(&np, &size), *again = NULL;
+    rdt_forest back;
+    ok = blob && rdt_model_decode(blob, size, &back, err, sizeof err);
+    if (ok) {
+      again = rdt_model_encode(&back, &size2);
+      ok = again && size2 == size && memcmp(blob, again, size) == 0 && back.matrix->exact_cells &&
+           memcmp(back.matrix->exact_cells, np.matrix->exact_cells,
+                  (size_t)np.matrix->exact.cells * C * sizeof *np.matrix->exact_cells) == 0;
+      rdt_forest_free(&back);
+    }
+    check(ok, "matrix model: decode then encode gives the same bytes (multiway nodes, matrix and cell sections)");
+    /* Hostile but re-checksummed edits of the node table are refused. */
+    int refused = 1;
+    for (size_t at = 0; blob && at + 4 <= size - RDT_CHECKSUM_BYTES; at++) {
+      if (memcmp(blob + at, "NODE", 4) != 0) continue;
+      size_t first = at + 16 + 4; /* section header, then tree 0's node count */
+      for (int field = 0; field < 8; field++) { /* feature out of range, or next off by one */
+        unsigned char *m = malloc(size);
+        memcpy(m, blob, size);
+        if (field % 2 == 0) m[first + 4 * (size_t)field + 1] = 0x7F;
+        else m[first + 4 * (size_t)field] ^= 1;
+        crypto_generichash(m + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, m, size - RDT_CHECKSUM_BYTES, NULL, 0);
+        if (rdt_model_decode(m, size, &back, err, sizeof err)) {
+          refused = 0;
+          rdt_forest_free(&back);
+        }
+        free(m);
+      }
+      break;
+    }
+    check(refused, "matrix model: re-checksummed, an out-of-range feature or a child index off by one in any of the first 4 nodes is refused");
+    free(blob);
+    free(again);
+    free(direct);
+    rdt_rng_clear(&rng);
+  }
+  rdt_forest_free(&np);
+
+  /* Batch prediction: the identity factor of a query is sum over cells of
+  ** w(cell)^2, w = the number of trees whose leaf holds both the query and
+  ** the cell; checked against that definition cell by cell. */
+  rdt_forest bt;
+  const char *bt_opts =
+      "{\"epsilon\": null, \"trees\": 5, \"depth\": 2, \"noise\": \"matrix\", \"seed\": 3, \"classes\": [0, 1],"
+      " \"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [0, 1, 2]},"
+      " {\"name\": \"b\", \"type\": \"categorical\", \"values\": [0, 1]},"
+      " {\"name\": \"c\", \"type\": \"categorical\", \"values\": [0, 1, 2, 3]}]}";
+  ok = rdt_options_parse(bt_opts, strlen(bt_opts), &schema, &config, err, sizeof err) &&
+       rdt_forest_init(&bt, &schema, &config);
+  if (ok) {
+    const rdt_mtable *tb = &bt.matrix->exact;
+    double queries[6] = {1, 0, 3, 2, 1, 0}, factor[RDT_BATCH_N_STRATEGIES], want = 0;
+    uint32_t qb[3], cb[3];
+    for (int q = 0; q < 2; q++) {
+      for (int j = 0; j < 3; j++) qb[j] = (uint32_t)queries[3 * q + j];
+      for (uint64_t cell = 0; cell < tb->cells; cell++) {
+        memcpy(cb, qb, sizeof cb); /* attributes outside the table: the query's */
+        for (uint32_t i = 0; i < tb->n_attrs; i++) cb[tb->attrs[i]] = (uint32_t)(cell / tb->stride[i] % bt.matrix->domain[tb->attrs[i]]);
+        double w = 0;
+        for (uint32_t t = 0; t < bt.config.trees; t++) w += rdt_matrix_leaf(&bt, t, cb) == rdt_matrix_leaf(&bt, t, qb);
+        want += w * w;
+      }
+    }
+    want /= 2;
+    ok = rdt_batch_plan(&bt, queries, 2, factor);
+    char name[200];
+    snprintf(name, sizeof name, "batch plan: identity factor %.3f = mean over queries of sum of w(cell)^2 (%.3f); "
+             "query n^2 k^2 = 100; leaf k^3 = 125", ok ? factor[RDT_BATCH_IDENTITY - 1] : -1, want);
+    check(ok && fabs(factor[RDT_BATCH_IDENTITY - 1] - want) < 1e-9 && factor[RDT_BATCH_QUERY - 1] == 100 &&
+              factor[RDT_BATCH_LEAF - 1] == 125, name);
+  }
+  rdt_forest_free(&bt);
+}
+
 static void test_model(const char *golden_path) {
   size_t size, gsize;
   unsigned char *blob = golden_model(&size);
@@ -772,6 +1048,7 @@ int main(int argc, char **argv) {
   test_median();
   test_options();
   test_forest();
+  test_matrix();
   test_model(golden);
   test_sign();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -17,6 +17,12 @@ unsigned char *rdt_model_sign(const unsigned char *model, size_t size, const uns
     snprintf(err, err_size, "the model is already signed");
     return NULL;
   }
+  if (!f.config.is_private) { /* signing is publishing: exact counts are never published */
+    rdt_forest_free(&f);
+    snprintf(err, err_size, "refusing to sign a non-private model (trained with \"epsilon\": null): its counts are "
+                            "exact and must not be published");
+    return NULL;
+  }
   if (note_len > RDT_MAX_NOTE || (note_len && memchr(note, 0, note_len))) {
     rdt_forest_free(&f);
     snprintf(err, err_size, "the publisher note must be text of at most %d bytes", RDT_MAX_NOTE);

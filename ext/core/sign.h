@@ -10,6 +10,8 @@
 **   2. Verification decodes the BLOB (any corruption fails there), checks that
 **      the embedded key is the one given, and verifies the signature.
 **   3. Nothing is hand-rolled: crypto_sign_detached / _verify_detached.
+**   4. Signing is publishing: a non-private model ("epsilon": null) is
+**      refused.
 */
 #ifndef RDT_SIGN_H
 #define RDT_SIGN_H
