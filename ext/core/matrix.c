@@ -595,7 +595,33 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   m->bins = f->config.bins;
   uint32_t C = rdt_forest_slots(f);
   if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
-  if (!build_trees(f, structure, RDT_MAX_COUNTERS / C, err, en)) return 0;
+  /* Every tree has at least the product of the h smallest domains as
+  ** leaves (fewer when it runs out of attributes): refuse a forest that is
+  ** certainly too large before drawing it; build_trees refuses the others. */
+  uint64_t max_leaves = RDT_MATRIX_MAX_COUNTERS / C;
+  {
+    uint32_t nf = f->schema.n_features, h = f->config.depth, taken = 0;
+    uint8_t *used = calloc(nf, 1);
+    if (!used) { snprintf(err, en, "out of memory"); return 0; }
+    double least = 1;
+    for (; taken < h; taken++) {
+      uint32_t best = UINT32_MAX, at = 0;
+      for (uint32_t j = 0; j < nf; j++)
+        if (!used[j] && m->domain[j] >= 2 && m->domain[j] < best) { best = m->domain[j]; at = j; }
+      if (best == UINT32_MAX) break;
+      used[at] = 1;
+      least *= best;
+    }
+    free(used);
+    if (least * f->config.trees > (double)max_leaves) {
+      snprintf(err, en,
+               "matrix forest too large: %u trees of depth %u have at least %.0f leaves (x %u classes), more than "
+               "%llu counters; lower \"trees\", \"depth\" or \"bins\"",
+               f->config.trees, h, least * f->config.trees, C, (unsigned long long)RDT_MATRIX_MAX_COUNTERS);
+      return 0;
+    }
+  }
+  if (!build_trees(f, structure, max_leaves, err, en)) return 0;
   if (!choose_strategy(f, err, en)) return 0;
   uint64_t L = rdt_matrix_leaves(f);
   f->counts = calloc((size_t)(L ? L * C : 1), sizeof *f->counts);

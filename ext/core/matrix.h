@@ -55,6 +55,8 @@
 #define RDT_MATRIX_MAX_BINS 1024
 #define RDT_MATRIX_DEFAULT_TREES 128
 #define RDT_MATRIX_DEFAULT_DEPTH 4
+/* Leaf counters (leaves x classes) of a matrix forest: 256 MiB at most. */
+#define RDT_MATRIX_MAX_COUNTERS ((uint64_t)1 << 25)
 /* Counters of all tables together (cells x classes), so 1 GiB at most. */
 #define RDT_MATRIX_MAX_TABLE_COUNTERS ((uint64_t)1 << 27)
 /* Exact tables kept in non-private models: 32 MiB at most. */
