@@ -115,10 +115,11 @@ uninstall:
 reproduce: $(EXT)
 	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick,)
 
-# The headline benchmark (1,000,000 rows), then the scaling report (10^4 ... 10^7 rows, trees,
+# The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
 # depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows.
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
+	/usr/bin/python3 scripts/bench_matrix.py
 	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick,)
 
 demo:

@@ -294,7 +294,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   static const char *const vote_names[] = {"majority", "threshold", "probabilistic", "weight"};
   static const int vote_values[] = {RDT_VOTE_MAJORITY, RDT_VOTE_THRESHOLD, RDT_VOTE_PROBABILISTIC, RDT_VOTE_WEIGHT};
   if (!parse_choice(rdt_json_get(root, "vote"), "vote", vote_names, vote_values, 4,
-                    matrix ? RDT_VOTE_WEIGHT : RDT_VOTE_THRESHOLD, &choice, err, n))
+                    RDT_VOTE_THRESHOLD, &choice, err, n))
     return 0;
   c->vote = (rdt_vote)choice;
 
