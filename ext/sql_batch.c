@@ -127,7 +127,8 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
                          "batch prediction answers from a non-private model (\"epsilon\": null)");
     return 0;
   }
-  if (f->config.task != RDT_TASK_CLASSIFICATION || f->config.algorithm == RDT_ALGO_DIPRIME) {
+  if (f->config.task != RDT_TASK_CLASSIFICATION || f->config.algorithm == RDT_ALGO_DIPRIME ||
+      f->config.algorithm == RDT_ALGO_SHARP) {
     batch_error(ctx, st, "batch prediction needs an RDT classification model (binary or matrix)");
     return 0;
   }

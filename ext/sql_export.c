@@ -31,8 +31,8 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const rdt_forest *f = &h->forest;
   const rdt_config *c = &f->config;
   if (f->matrix) {
-    sqlite3_result_error(ctx, "rdt_export: not available for matrix forests (\"noise\": \"matrix\") in this version; "
-                              "the model BLOB itself is the portable form", -1);
+    sqlite3_result_error(ctx, "rdt_export: not available for multiway forests (\"noise\": \"matrix\" or "
+                              "\"algorithm\": \"rdt#\") in this version; the model BLOB itself is the portable form", -1);
     return;
   }
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;

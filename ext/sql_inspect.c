@@ -165,8 +165,8 @@ static int inspect_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str
   const rdt_forest *f = &c->f;
   if (f->matrix) { /* multiway trees have no binary node table to list */
     sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = sqlite3_mprintf("%s: not available for matrix forests (\"noise\": \"matrix\") in this "
-                                          "version; rdt_info describes them",
+    cur->pVtab->zErrMsg = sqlite3_mprintf("%s: not available for multiway forests (\"noise\": \"matrix\" or "
+                                          "\"algorithm\": \"rdt#\") in this version; rdt_info describes them",
                                           v->kind == INSPECT_TREES   ? "rdt_trees"
                                           : v->kind == INSPECT_NODES ? "rdt_nodes"
                                                                      : "rdt_feature_importance");

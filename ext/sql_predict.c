@@ -11,6 +11,7 @@
 
 #include "core/matrix.h"
 #include "core/model.h"
+#include "core/sharp.h"
 #include "rdt_sql.h"
 
 /* Scratch for features and class scores; small models stay on the stack. */
@@ -116,7 +117,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendall(o, "\"model_id\":\"");
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
-  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", diprime ? "diprime" : "rdt",
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", diprime ? "diprime" : f->sharp ? "rdt#" : "rdt",
                       regression ? "regression" : "classification");
   if (c->is_private && diprime) {
     double q = rdt_eps_to_double(c->eps_query), leaf = rdt_eps_to_double(c->eps_leaf);
@@ -132,6 +133,15 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                         regression ? leaf / 2 : leaf,
                         c->partition ? "on disjoint random parts of the rows (parallel)" : "on all rows (sequential)",
                         q, leaf);
+  } else if (c->is_private && f->sharp) {
+    sqlite3_str_appendf(o,
+                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
+                        "\"neighbouring\":\"add/remove one private (labeled) row\",\"mechanism\":\"RDT#: discrete "
+                        "Laplace noise of scale %u/epsilon on every class counter of every centre of the %u primary "
+                        "trees (L1 sensitivity 1 per tree); the %u secondary trees count public rows labelled by "
+                        "the primary trees (post-processing)\",",
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num, f->sharp->primary, f->sharp->primary,
+                        c->trees - f->sharp->primary);
   } else if (c->is_private && f->matrix) {
     const rdt_matrix *m = f->matrix;
     sqlite3_str_appendf(o,
@@ -170,7 +180,19 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (regression)
     sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
-  if (f->matrix) {
+  if (f->sharp) {
+    const rdt_sharp *sh = f->sharp;
+    sqlite3_str_appendf(o, "\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
+                        c->trees, c->depth, (unsigned long long)rdt_matrix_leaves(f));
+    uint64_t centres = 0;
+    for (uint64_t k = 0; k < rdt_sharp_slots(f); k++) centres += !isnan(sh->centres[k * f->schema.n_features]);
+    sqlite3_str_appendf(o, "\"rdt#\":{\"primary_trees\":%u,\"secondary_trees\":%u,\"cells\":%u,\"bins\":%u,"
+                           "\"public_rows\":%llu,\"centres\":%llu},",
+                        sh->primary, c->trees - sh->primary, sh->cells, f->matrix->bins,
+                        (unsigned long long)sh->public_rows, (unsigned long long)centres);
+    sqlite3_str_appendall(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored "
+                             "verbatim; publish this model only if those rows really are public\",");
+  } else if (f->matrix) {
     const rdt_matrix *m = f->matrix;
     sqlite3_str_appendf(o, "\"noise\":\"matrix\",\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
                         c->trees, c->depth, (unsigned long long)rdt_forest_total_leaves(f));

@@ -20,6 +20,7 @@
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
+#include "core/sharp.h"
 #include "rdt_sql.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
@@ -32,6 +33,9 @@ typedef struct train_state {
   double *xs;    /* RDT_TRAIN_CHUNK rows of features */
   uint32_t cls[RDT_TRAIN_CHUNK];
   uint32_t pending;
+  /* RDT#: the public rows (cleaned), kept to label them at the end */
+  double *pub;
+  uint64_t n_pub;
   /* DiPriMe: every row, buffered */
   double *rows_x, *rows_y;
   uint32_t *rows_c;
@@ -43,6 +47,73 @@ static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) 
   sqlite3_result_error(ctx, m, -1);
   sqlite3_free(m);
   st->failed = 1;
+}
+
+/* RDT#: run "public_query" on this connection and keep its rows, cleaned
+** by the row rules of the features. Its mistakes (not a read-only SELECT,
+** wrong column count, no rows, too many) are parameter errors: the public
+** rows are public. */
+static int read_public_rows(sqlite3_context *ctx, train_state *st, const rdt_schema *schema, const char *sql,
+                            char *err, size_t en) {
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *stmt = NULL;
+  const char *tail = NULL;
+  uint32_t nf = schema->n_features;
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, &tail) != SQLITE_OK || !stmt) {
+    snprintf(err, en, "\"public_query\" does not prepare: %s", stmt ? "empty statement" : sqlite3_errmsg(db));
+    sqlite3_finalize(stmt);
+    return 0;
+  }
+  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
+  if (!sqlite3_stmt_readonly(stmt) || (tail && *tail)) {
+    snprintf(err, en, "\"public_query\" must be one read-only SELECT");
+    sqlite3_finalize(stmt);
+    return 0;
+  }
+  if ((uint32_t)sqlite3_column_count(stmt) != nf) {
+    snprintf(err, en, "\"public_query\" returns %d columns; it must return one per feature (%u), in order",
+             sqlite3_column_count(stmt), nf);
+    sqlite3_finalize(stmt);
+    return 0;
+  }
+  sqlite3_value **vals = calloc(nf, sizeof *vals);
+  uint64_t cap = 0;
+  int rc = SQLITE_ROW, ok = vals != NULL;
+  if (!ok) snprintf(err, en, "out of memory");
+  while (ok && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    if (st->n_pub == RDT_SHARP_MAX_PUBLIC_ROWS) {
+      snprintf(err, en, "\"public_query\" returns more than %d rows", RDT_SHARP_MAX_PUBLIC_ROWS);
+      ok = 0;
+      break;
+    }
+    if (st->n_pub == cap) {
+      uint64_t c = cap ? cap * 2 : 1024;
+      double *p = realloc(st->pub, (size_t)c * nf * sizeof *p);
+      if (!p) { snprintf(err, en, "out of memory while reading the public rows"); ok = 0; break; }
+      st->pub = p;
+      cap = c;
+    }
+    /* Protected copies: column values may only be read through a dup. */
+    for (uint32_t j = 0; ok && j < nf; j++) ok = (vals[j] = sqlite3_value_dup(sqlite3_column_value(stmt, (int)j))) != NULL;
+    if (ok) rdt_sql_features(schema, vals, st->pub + (size_t)st->n_pub * nf);
+    else snprintf(err, en, "out of memory while reading the public rows");
+    for (uint32_t j = 0; j < nf; j++) {
+      sqlite3_value_free(vals[j]);
+      vals[j] = NULL;
+    }
+    st->n_pub++;
+  }
+  if (ok && rc != SQLITE_DONE) {
+    snprintf(err, en, "\"public_query\" failed: %s", sqlite3_errmsg(db));
+    ok = 0;
+  }
+  if (ok && st->n_pub == 0) {
+    snprintf(err, en, "\"public_query\" returned no rows; RDT# needs public unlabeled rows");
+    ok = 0;
+  }
+  free(vals);
+  sqlite3_finalize(stmt);
+  return ok;
 }
 
 static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_value **argv) {
@@ -79,7 +150,8 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
   sizing.config = config;
   sizing.n_leaves = (uint32_t)1 << config.depth;
   sizing.n_internal = sizing.n_leaves - 1;
-  uint64_t size = config.algorithm == RDT_ALGO_MATRIX ? 0 : rdt_model_size(&sizing);
+  int multiway = config.algorithm == RDT_ALGO_MATRIX || config.algorithm == RDT_ALGO_SHARP;
+  uint64_t size = multiway ? 0 : rdt_model_size(&sizing);
   int limit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
   if (size > (uint64_t)limit) {
     snprintf(err, sizeof err,
@@ -105,6 +177,7 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     snprintf(note, sizeof note, "%s, %u trees, depth %u%s",
              config.algorithm == RDT_ALGO_DIPRIME  ? "diprime"
              : config.algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
+             : config.algorithm == RDT_ALGO_SHARP  ? "rdt#"
                                                    : "rdt",
              config.trees, config.depth, config.seeded ? ", seeded" : "");
     if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), config.ledger, config.eps, "rdt_train", note, err, sizeof err)) {
@@ -113,13 +186,31 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
       return 0;
     }
   }
+  if (config.algorithm == RDT_ALGO_SHARP) {
+    /* The public rows, before any private row is used. */
+    if (!read_public_rows(ctx, st, &schema, config.public_query, err, sizeof err)) {
+      rdt_schema_free(&schema);
+      train_error(ctx, st, err);
+      return 0;
+    }
+    double n = (double)(config.public_n ? config.public_n : st->n_pub);
+    if (config.depth == 0) config.depth = rdt_sharp_depth(&schema, config.bins, n);
+    if (config.primary_trees == 0) { /* no "trees": from public facts (sharp.h) */
+      config.primary_trees = rdt_sharp_primary(&schema, config.bins, config.depth, n, rdt_eps_to_double(config.eps));
+      config.trees += config.primary_trees;
+    }
+  }
   if (!rdt_forest_init(&st->forest, &schema, &config) ||
       !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {
     rdt_schema_free(&schema);
     train_error(ctx, st, st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
     return 0;
   }
-  if (config.algorithm == RDT_ALGO_MATRIX && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
+  if (config.algorithm == RDT_ALGO_SHARP && !rdt_sharp_build(&st->forest, st->pub, st->n_pub, err, sizeof err)) {
+    train_error(ctx, st, err[0] ? err : "out of memory while drawing the RDT# trees");
+    return 0;
+  }
+  if (multiway && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
     snprintf(err, sizeof err,
              "model too large: %u multiway trees of depth %u with %llu leaves and %u classes need %llu bytes, above "
              "this connection's SQLITE_LIMIT_LENGTH of %d; use fewer trees, a smaller depth or fewer bins",
@@ -212,6 +303,8 @@ static void train_cleanup(train_state *st) {
     sodium_memzero(st->rows_y, (size_t)st->cap_rows * sizeof *st->rows_y);
     sodium_memzero(st->rows_c, (size_t)st->cap_rows * sizeof *st->rows_c);
   }
+  free(st->pub); /* public rows: nothing to wipe */
+  st->pub = NULL;
   free(st->rows_x);
   free(st->rows_y);
   free(st->rows_c);
@@ -264,6 +357,8 @@ void rdt_train_final(sqlite3_context *ctx) {
     grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
   } else if (f->config.algorithm == RDT_ALGO_MATRIX) {
     grown = rdt_matrix_release(f, &noise);
+  } else if (f->config.algorithm == RDT_ALGO_SHARP) {
+    grown = rdt_sharp_release(f, st->pub, st->n_pub, &noise);
   } else {
     if (f->config.auto_depth) grown = rdt_forest_choose_depth(f, &noise);
     if (grown) rdt_forest_add_noise(f, &noise);
@@ -271,8 +366,8 @@ void rdt_train_final(sqlite3_context *ctx) {
   rdt_rng_clear(&noise);
   if (!grown) {
     train_cleanup(st);
-    sqlite3_result_error(ctx, f->config.algorithm == RDT_ALGO_MATRIX
-                                  ? "rdt_train: out of memory while releasing the matrix forest"
+    sqlite3_result_error(ctx, f->config.algorithm != RDT_ALGO_DIPRIME
+                                  ? "rdt_train: out of memory while releasing the forest"
                                   : "rdt_train: out of memory while growing the DiPriMe trees", -1);
     return;
   }

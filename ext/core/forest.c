@@ -2,6 +2,7 @@
 #include "forest.h"
 
 #include "matrix.h"
+#include "sharp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,8 +188,8 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   f->schema = *schema;
   memset(schema, 0, sizeof *schema);
   f->config = *config;
-  int matrix = config->algorithm == RDT_ALGO_MATRIX;
-  if (!matrix) { /* complete binary trees; a matrix forest sizes itself (matrix.c) */
+  int matrix = config->algorithm == RDT_ALGO_MATRIX, sharp = config->algorithm == RDT_ALGO_SHARP;
+  if (!matrix && !sharp) { /* complete binary trees; matrix and RDT# forests size themselves */
     f->n_leaves = (uint32_t)1 << config->depth;
     f->n_internal = f->n_leaves - 1;
     uint64_t counters = rdt_forest_counters(config, rdt_forest_slots(f));
@@ -220,7 +221,9 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   memcpy(f->model_id, id, sizeof f->model_id);
   rdt_rng_init_seeded(&rng, skey);
   /* DiPriMe grows its trees from the data (diprime.c); RDT draws them now. */
-  int ok = config->algorithm == RDT_ALGO_DIPRIME ? 1
+  /* DiPriMe grows its trees from the data (diprime.c) and RDT# from the
+  ** public rows (rdt_sharp_build, called by the trainer). */
+  int ok = config->algorithm == RDT_ALGO_DIPRIME || sharp ? 1
            : matrix ? rdt_matrix_init(f, &rng, f->error, sizeof f->error)
                     : build_structure(f, &rng);
   rdt_rng_clear(&rng);
@@ -242,12 +245,14 @@ void rdt_forest_free(rdt_forest *f) {
   free(f->leaf_vote);
   free(f->note);
   rdt_matrix_free(f->matrix);
+  rdt_sharp_free(f->sharp);
   memset(f, 0, sizeof *f);
 }
 
 /* ---- training --------------------------------------------------------- */
 
 uint64_t rdt_forest_total_leaves(const rdt_forest *f) {
+  if (f->sharp) return rdt_sharp_slots(f); /* RDT#: one slot per centre */
   return f->matrix ? rdt_matrix_leaves(f) : (uint64_t)f->config.trees * f->n_leaves;
 }
 
@@ -388,7 +393,11 @@ static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, ui
 
 void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
   if (f->matrix) {
-    for (uint32_t i = 0; i < n_rows; i++) rdt_matrix_train_row(f, xs + (size_t)i * f->schema.n_features, cls[i]);
+    for (uint32_t i = 0; i < n_rows; i++) {
+      const double *x = xs + (size_t)i * f->schema.n_features;
+      if (f->sharp) rdt_sharp_train_row(f, x, cls[i]);
+      else rdt_matrix_train_row(f, x, cls[i]);
+    }
     return;
   }
   for (uint32_t r0 = 0; r0 < n_rows; r0 += RDT_TRAIN_CHUNK) {
@@ -453,6 +462,14 @@ int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
 }
 
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
+  if (a->sharp || b->sharp) { /* the same public rows and seed give the same trees and centres */
+    if (!a->sharp || !b->sharp || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
+        rdt_sharp_slots(a) != rdt_sharp_slots(b))
+      return 0;
+    size_t n = (size_t)rdt_sharp_slots(a) * rdt_forest_slots(a);
+    for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
+    return 1;
+  }
   if (a->matrix || b->matrix) return a->config.algorithm == b->config.algorithm && rdt_matrix_merge(a, b);
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
@@ -479,6 +496,7 @@ double rdt_forest_leaf_scale(const rdt_forest *f) {
   if (!c->is_private) return 0;
   if (c->algorithm == RDT_ALGO_DIPRIME)
     return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
+  if (f->sharp) return c->primary_trees / rdt_eps_to_double(c->eps); /* the primary counters' scale */
   /* Matrix: the Laplace scale of the same mean variance (2 b^2). */
   if (f->matrix) return sqrt(f->matrix->expected_variance / 2);
   return c->trees / rdt_eps_to_double(leaf_eps(c));
@@ -574,7 +592,9 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
   int weight = f->config.vote == RDT_VOTE_WEIGHT;
   for (uint32_t t0 = 0; t0 < f->config.trees; t0 += WALK_GROUP) {
     uint32_t n = f->config.trees - t0 < WALK_GROUP ? f->config.trees - t0 : WALK_GROUP;
-    if (f->matrix) {
+    if (f->sharp) {
+      for (uint32_t j = 0; j < n; j++) leaf[j] = (uint32_t)rdt_sharp_slot(f, t0 + j, xs, bins);
+    } else if (f->matrix) {
       for (uint32_t j = 0; j < n; j++) leaf[j] = rdt_matrix_leaf(f, t0 + j, bins);
     } else {
       walk_group(f, t0, n, xs, leaf);

@@ -40,7 +40,8 @@
 #define RDT_DIPRIME_MAX_ROWS 100000000
 
 /* MATRIX: multiway random trees with matrix-mechanism noise (matrix.h). */
-typedef enum { RDT_ALGO_RDT = 1, RDT_ALGO_DIPRIME = 2, RDT_ALGO_MATRIX = 3 } rdt_algorithm;
+/* SHARP: RDT# (sharp.h), multiway trees with centres from public rows. */
+typedef enum { RDT_ALGO_RDT = 1, RDT_ALGO_DIPRIME = 2, RDT_ALGO_MATRIX = 3, RDT_ALGO_SHARP = 4 } rdt_algorithm;
 typedef enum { RDT_TASK_CLASSIFICATION = 1, RDT_TASK_REGRESSION = 2 } rdt_task;
 /* Where a numeric split draws its threshold (both data-independent):
 ** REACHABLE: in the interval the node's ancestors leave;
@@ -123,11 +124,16 @@ typedef struct rdt_config {
   rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
   uint32_t bins;             /* matrix: equal-width bins of numeric attributes */
   uint32_t strategy;         /* matrix: requested noise strategy (rdt_strategy, 0 = auto) */
+  uint32_t primary_trees;    /* RDT#: p, the trees with private counters (trees = p + secondary) */
+  uint32_t cells;            /* RDT#: N_CELLS */
+  char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */
+  uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
 
 struct rdt_matrix;
+struct rdt_sharp;
 
 typedef struct rdt_forest {
   rdt_schema schema;
@@ -140,7 +146,8 @@ typedef struct rdt_forest {
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   double *cols;              /* training scratch: one group of rows, column-major (RDT training only) */
   int64_t *counts;           /* trees * n_leaves * n_classes (matrix: all leaves * n_classes) */
-  struct rdt_matrix *matrix; /* multiway trees of a matrix forest (matrix.h), else NULL */
+  struct rdt_matrix *matrix; /* multiway trees of a matrix or RDT# forest (matrix.h), else NULL */
+  struct rdt_sharp *sharp;   /* RDT# centres (sharp.h), else NULL */
   char error[256];           /* why rdt_forest_init failed, when it was not memory */
   /* Publisher's signature (sign.h): the last section of a signed model. */
   int is_signed;

@@ -33,7 +33,7 @@ int rdt_matrix_domains(rdt_forest *f) {
   return 1;
 }
 
-static inline uint32_t feature_bin(const rdt_forest *f, uint32_t j, double x) {
+uint32_t rdt_matrix_bin(const rdt_forest *f, uint32_t j, double x) {
   const rdt_feature *ft = &f->schema.features[j];
   uint32_t d = f->matrix->domain[j];
   if (ft->type == RDT_FEATURE_CATEGORICAL) return x >= 0 && x < d ? (uint32_t)x : 0;
@@ -44,7 +44,7 @@ static inline uint32_t feature_bin(const rdt_forest *f, uint32_t j, double x) {
 }
 
 void rdt_matrix_row_bins(const rdt_forest *f, const double *xs, uint32_t *bins) {
-  for (uint32_t j = 0; j < f->schema.n_features; j++) bins[j] = feature_bin(f, j, xs[j]);
+  for (uint32_t j = 0; j < f->schema.n_features; j++) bins[j] = rdt_matrix_bin(f, j, xs[j]);
 }
 
 uint32_t rdt_matrix_leaf(const rdt_forest *f, uint32_t t, const uint32_t *bins) {

@@ -133,6 +133,8 @@ void rdt_matrix_free(rdt_matrix *m);
 ** bin; categorical: the value's code, and an unlisted value or NULL counts
 ** as the first listed value (a documented, data-independent rule). */
 void rdt_matrix_row_bins(const rdt_forest *f, const double *xs, uint32_t *bins);
+/* The bin of feature j's cleaned value x (the rule above). */
+uint32_t rdt_matrix_bin(const rdt_forest *f, uint32_t j, double x);
 /* Leaf (forest-wide index) of tree t for a row's bins. */
 uint32_t rdt_matrix_leaf(const rdt_forest *f, uint32_t t, const uint32_t *bins);
 /* Count one row of class cls in the training state. */

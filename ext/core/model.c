@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "matrix.h"
+#include "sharp.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -19,6 +20,8 @@
 #define TAG_SIGNATURE TAG('S', 'I', 'G', 'N')
 #define TAG_MATRIX TAG('M', 'T', 'R', 'X')
 #define TAG_CELLS TAG('C', 'E', 'L', 'L')
+#define TAG_SHARP TAG('S', 'H', 'R', 'P')
+#define TAG_CENTRES TAG('C', 'N', 'T', 'R')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -26,6 +29,7 @@
 #define MECH_DISCRETE_LAPLACE_LEAVES 1
 #define MECH_DIPRIME 2
 #define MECH_MATRIX 3
+#define MECH_SHARP 4
 #define MECH_NONE 0
 #define RELATION_ADD_REMOVE_ONE 1
 #define LAYOUT_COMPLETE_BINARY 1
@@ -95,6 +99,7 @@ static void section_end(writer *w, size_t len_at) {
 static uint32_t privacy_sensitivity(const rdt_forest *f) {
   const rdt_config *c = &f->config;
   if (c->algorithm == RDT_ALGO_DIPRIME) return 0;
+  if (c->algorithm == RDT_ALGO_SHARP) return c->primary_trees;
   if (c->algorithm == RDT_ALGO_MATRIX)
     return f->matrix->strategy != RDT_STRATEGY_LEAF || c->partition ? 1 : c->trees;
   return c->trees;
@@ -127,13 +132,14 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, flags);
   put_u64(w, total);
   int cells = f->matrix && f->matrix->exact_cells;
-  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + cells + (f->is_signed ? 1 : 0));
+  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + cells + (f->is_signed ? 1 : 0));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
   put_u32(w, !c->is_private                      ? MECH_NONE
              : c->algorithm == RDT_ALGO_DIPRIME ? MECH_DIPRIME
              : c->algorithm == RDT_ALGO_MATRIX  ? MECH_MATRIX
+             : c->algorithm == RDT_ALGO_SHARP   ? MECH_SHARP
                                                 : MECH_DISCRETE_LAPLACE_LEAVES);
   put_u32(w, RELATION_ADD_REMOVE_ONE);
   put_u64(w, c->is_private ? c->eps.num : 0);
@@ -182,7 +188,14 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u64(w, (uint64_t)c->noisy_rows);      /* ... and that released count */
   section_end(w, at);
 
-  if (f->matrix) {
+  if (f->sharp) { /* RDT#: bins, p, N_CELLS, the public row count */
+    section_begin(w, TAG_SHARP, &at);
+    put_u32(w, f->matrix->bins);
+    put_u32(w, f->sharp->primary);
+    put_u32(w, f->sharp->cells);
+    put_u64(w, f->sharp->public_rows);
+    section_end(w, at);
+  } else if (f->matrix) {
     section_begin(w, TAG_MATRIX, &at);
     write_matrix(w, f);
     section_end(w, at);
@@ -210,6 +223,21 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     }
   }
   section_end(w, at);
+
+  if (f->sharp) { /* per leaf: its centres (0: one centre without coordinates), each n_features f64 */
+    const rdt_sharp *sh = f->sharp;
+    uint32_t nf = s->n_features;
+    section_begin(w, TAG_CENTRES, &at);
+    for (uint64_t l = 0; l < rdt_matrix_leaves(f); l++) {
+      uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
+      int empty = isnan(sh->centres[(size_t)a * nf]);
+      put_u32(w, empty ? 0 : b - a);
+      if (empty) continue;
+      if (!w->p) w->n += (size_t)(b - a) * nf * 8;
+      else for (size_t i = (size_t)a * nf; i < (size_t)b * nf; i++) put_f64(w, sh->centres[i]);
+    }
+    section_end(w, at);
+  }
 
   section_begin(w, TAG_LEAVES, &at);
   put_u32(w, LEAF_ENCODING_INT64);
@@ -462,6 +490,63 @@ static int read_cells(reader *r, rdt_forest *f) {
   return !r->bad;
 }
 
+/* SHRP: bins, primary trees, N_CELLS, public rows (sharp.h). */
+static int read_sharp(reader *r, rdt_forest *f) {
+  f->matrix = calloc(1, sizeof *f->matrix);
+  f->sharp = calloc(1, sizeof *f->sharp);
+  if (!f->matrix || !f->sharp) return 0;
+  f->matrix->bins = get_u32(r);
+  f->matrix->strategy = RDT_STRATEGY_LEAF;
+  f->sharp->primary = get_u32(r);
+  f->sharp->cells = get_u32(r);
+  f->sharp->public_rows = get_u64(r);
+  f->config.primary_trees = f->sharp->primary;
+  f->config.cells = f->sharp->cells;
+  f->config.bins = f->matrix->bins;
+  if (r->bad || f->matrix->bins < 2 || f->matrix->bins > RDT_MATRIX_MAX_BINS || f->sharp->primary < 1 ||
+      f->sharp->primary > f->config.trees || f->sharp->cells < 1 || f->sharp->cells > RDT_SHARP_MAX_CELLS ||
+      f->sharp->public_rows < 1 || f->sharp->public_rows > RDT_SHARP_MAX_PUBLIC_ROWS)
+    return 0;
+  return rdt_matrix_domains(f);
+}
+
+/* CNTR: per leaf a centre count (0: one centre without coordinates) and
+** the centres' cleaned feature values. */
+static int read_centres(reader *r, rdt_forest *f) {
+  rdt_sharp *sh = f->sharp;
+  uint32_t nf = f->schema.n_features, C = rdt_forest_slots(f);
+  uint64_t L = rdt_matrix_leaves(f);
+  sh->slot_start = malloc((size_t)(L + 1) * sizeof *sh->slot_start);
+  if (!sh->slot_start) return 0;
+  /* First pass: the counts, to size the centres; a centre takes 8 nf bytes. */
+  size_t save = r->pos;
+  uint64_t slots = 0;
+  for (uint64_t l = 0; l < L; l++) {
+    uint32_t n = get_u32(r);
+    if (r->bad || n > (r->n - r->pos) / ((size_t)8 * nf)) return 0;
+    r->pos += (size_t)n * nf * 8;
+    sh->slot_start[l] = (uint32_t)slots;
+    slots += n ? n : 1;
+    if (slots > RDT_MAX_COUNTERS / C) return 0;
+  }
+  sh->slot_start[L] = (uint32_t)slots;
+  r->pos = save;
+  if (!(sh->centres = malloc((size_t)(slots ? slots : 1) * nf * sizeof *sh->centres))) return 0;
+  for (uint64_t l = 0; l < L; l++) {
+    uint32_t n = get_u32(r);
+    double *dst = sh->centres + (size_t)sh->slot_start[l] * nf;
+    if (n == 0) {
+      for (uint32_t j = 0; j < nf; j++) dst[j] = NAN;
+      continue;
+    }
+    for (size_t i = 0; i < (size_t)n * nf; i++) {
+      dst[i] = get_f64(r);
+      if (isnan(dst[i])) return 0; /* NaN marks the coordinate-less centre only */
+    }
+  }
+  return !r->bad;
+}
+
 /* Table strategies: the tables' budgets add up to eps; otherwise none. */
 static int matrix_budget_ok(const rdt_forest *f) {
   const rdt_matrix *m = f->matrix;
@@ -503,7 +588,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   uint32_t n_sections = get_u32(&r);
   (void)get_u32(&r);
   rdt_config *c = &f->config;
-  int seen_priv = 0, seen_schema = 0, seen_forest = 0, seen_nodes = 0, seen_leaves = 0;
+  int seen_priv = 0, seen_schema = 0, seen_forest = 0, seen_nodes = 0, seen_leaves = 0, seen_centres = 0;
   uint32_t mech = 0, sensitivity = 0;
   const char *why = "malformed section";
   for (uint32_t i = 0; i < n_sections && !r.bad; i++) {
@@ -534,7 +619,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
             c->eps_leaf.num == 0 || c->eps_query.num > c->eps.num || c->eps_leaf.num > c->eps.num)
           s.bad = 1;
         c->is_private = 1;
-      } else if (mech == MECH_MATRIX) {
+      } else if (mech == MECH_MATRIX || mech == MECH_SHARP) {
         if (c->eps.num == 0 || rdt_eps_to_double(c->eps) > RDT_EPS_MAX) s.bad = 1;
         c->is_private = 1;
       } else if (mech == MECH_NONE) {
@@ -565,9 +650,11 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->eps_count.num = get_u64(&s);
       c->noisy_rows = (int64_t)get_u64(&s);
       int diprime = c->algorithm == RDT_ALGO_DIPRIME, matrix = c->algorithm == RDT_ALGO_MATRIX;
-      if ((c->algorithm != RDT_ALGO_RDT && !diprime && !matrix) ||
-          layout != (matrix ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY) || c->trees < 1 ||
+      int sharp = c->algorithm == RDT_ALGO_SHARP;
+      if ((c->algorithm != RDT_ALGO_RDT && !diprime && !matrix && !sharp) ||
+          layout != (matrix || sharp ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY) || c->trees < 1 ||
           (matrix && (c->auto_depth || c->partition < 0 || c->partition > 1)) ||
+          (sharp && (c->auto_depth || c->partition)) ||
           c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION || c->auto_depth < 0 ||
           c->auto_depth > 1 || (c->auto_depth && diprime) || (!c->auto_depth && (c->eps_count.num || c->noisy_rows)) ||
           (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
@@ -581,9 +668,15 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_MATRIX && !f->matrix && seen_forest && seen_schema && !seen_nodes &&
                c->algorithm == RDT_ALGO_MATRIX) {
       if (!read_matrix(&s, f)) { why = "malformed matrix section"; s.bad = 1; }
+    } else if (tag == TAG_SHARP && !f->matrix && seen_forest && seen_schema && !seen_nodes &&
+               c->algorithm == RDT_ALGO_SHARP) {
+      if (!read_sharp(&s, f)) { why = "malformed RDT# section"; s.bad = 1; }
     } else if (tag == TAG_NODES && !seen_nodes && f->matrix) {
       seen_nodes = 1;
       if (!read_multiway_nodes(&s, f)) { why = "malformed multiway node table"; s.bad = 1; }
+    } else if (tag == TAG_CENTRES && f->sharp && seen_nodes && !seen_centres && !seen_leaves) {
+      seen_centres = 1;
+      if (!read_centres(&s, f)) { why = "malformed RDT# centres"; s.bad = 1; }
     } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema && c->algorithm != RDT_ALGO_MATRIX) {
       seen_nodes = 1;
       f->n_leaves = (uint32_t)1 << c->depth;
@@ -615,14 +708,14 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
         }
       }
       if (s.bad) why = node_why;
-    } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes) {
+    } else if (tag == TAG_LEAVES && !seen_leaves && seen_nodes && (!f->sharp || seen_centres)) {
       seen_leaves = 1;
       uint32_t enc = get_u32(&s);
       uint64_t nc = rdt_forest_total_leaves(f) * rdt_forest_slots(f);
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
-    } else if (tag == TAG_CELLS && f->matrix && !f->matrix->exact_cells && seen_leaves && !c->is_private &&
+    } else if (tag == TAG_CELLS && f->matrix && !f->sharp && !f->matrix->exact_cells && seen_leaves && !c->is_private &&
                !c->partition) {
       if (!read_cells(&s, f)) { why = "malformed cell table"; s.bad = 1; }
     } else if (tag == TAG_SIGNATURE && !f->is_signed && seen_leaves && s.n == r.n) { /* must be last */
@@ -654,13 +747,18 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "privacy facts disagree with the forest";
   }
-  if (!r.bad && f->matrix && !matrix_budget_ok(f)) {
+  if (!r.bad && f->sharp && !rdt_sharp_check(f)) {
+    r.bad = 1;
+    why = "RDT# centres disagree with the schema";
+  }
+  if (!r.bad && f->matrix && !f->sharp && !matrix_budget_ok(f)) {
     r.bad = 1;
     why = "the matrix tables' budgets disagree with the privacy facts";
   }
   if (!r.bad && c->is_private &&
       ((mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME) ||
-       (mech == MECH_MATRIX) != (c->algorithm == RDT_ALGO_MATRIX))) {
+       (mech == MECH_MATRIX) != (c->algorithm == RDT_ALGO_MATRIX) ||
+       (mech == MECH_SHARP) != (c->algorithm == RDT_ALGO_SHARP))) {
     r.bad = 1;
     why = "privacy mechanism disagrees with the algorithm";
   }

@@ -9,6 +9,7 @@
 
 #include "json.h"
 #include "matrix.h"
+#include "sharp.h"
 
 static int fail(char *err, size_t n, const char *fmt, ...) {
   va_list ap;
@@ -193,19 +194,25 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
-                                     "strategy", "bins", NULL};
+                                     "strategy", "bins", "public_query", "secondary_trees", "cells", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
-  static const char *const matrix_only[] = {"strategy", "bins", NULL};
+  static const char *const matrix_only[] = {"strategy", NULL};
+  static const char *const sharp_only[] = {"public_query", "secondary_trees", "cells", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
-  static const char *const algorithm_names[] = {"rdt", "diprime"};
-  static const int algorithm_values[] = {RDT_ALGO_RDT, RDT_ALGO_DIPRIME};
+  static const char *const algorithm_names[] = {"rdt", "diprime", "rdt#"};
+  static const int algorithm_values[] = {RDT_ALGO_RDT, RDT_ALGO_DIPRIME, RDT_ALGO_SHARP};
   int choice;
-  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, 2, RDT_ALGO_RDT,
+  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, 3, RDT_ALGO_RDT,
                     &choice, err, n))
     return 0;
   c->algorithm = (rdt_algorithm)choice;
+  int sharp = c->algorithm == RDT_ALGO_SHARP;
+  uint32_t secondary = 0;
+  if (!sharp)
+    for (const char *const *k = sharp_only; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"rdt#\" only", *k);
   c->task = RDT_TASK_CLASSIFICATION;
   const rdt_json *j;
   static const char *const rdt_only[] = {"splits", "categorical", NULL};
@@ -220,6 +227,28 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (!matrix)
     for (const char *const *k = matrix_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"noise\": \"matrix\" only", *k);
+  if (!matrix && !sharp && rdt_json_get(root, "bins"))
+    return fail(err, n, "option \"bins\" applies to \"noise\": \"matrix\" and \"algorithm\": \"rdt#\" only");
+  if (sharp) {
+    /* RDT# (sharp.h): the public rows come from "public_query". */
+    static const char *const sharp_refuses[] = {"splits", "categorical", "rho", "candidates", "task", "target",
+                                                "max_rows", "partition", NULL};
+    for (const char *const *k = sharp_refuses; *k; k++)
+      if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" does not apply to \"algorithm\": \"rdt#\"", *k);
+    j = rdt_json_get(root, "public_query");
+    if (!j || j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len >= sizeof c->public_query)
+      return fail(err, n, "\"algorithm\": \"rdt#\" needs \"public_query\": a SELECT of the public unlabeled rows, "
+                          "one column per feature in order (at most %d bytes)", RDT_SHARP_MAX_QUERY - 1);
+    memcpy(c->public_query, j->string, j->string_len + 1);
+    if (!parse_uint(rdt_json_get(root, "secondary_trees"), "secondary_trees", 0, RDT_MAX_TREES - 1,
+                    RDT_SHARP_DEFAULT_SECONDARY, &secondary, err, n) ||
+        !parse_uint(rdt_json_get(root, "cells"), "cells", 1, RDT_SHARP_MAX_CELLS, RDT_SHARP_DEFAULT_CELLS, &c->cells,
+                    err, n))
+      return 0;
+    if (!parse_uint(rdt_json_get(root, "bins"), "bins", 2, RDT_MATRIX_MAX_BINS, RDT_MATRIX_DEFAULT_BINS, &c->bins,
+                    err, n))
+      return 0;
+  }
   if (matrix) {
     c->algorithm = RDT_ALGO_MATRIX;
     static const char *const matrix_refuses[] = {"splits", "categorical", "rows", "rho", "candidates", "task", "target",
@@ -242,7 +271,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
       c->partition = j->type == RDT_JSON_TRUE;
     }
-  } else if (c->algorithm == RDT_ALGO_RDT) {
+  } else if (c->algorithm == RDT_ALGO_RDT || sharp) {
     for (const char *const *k = diprime_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"diprime\" only", *k);
   } else {
@@ -263,11 +292,23 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     c->is_private = 1;
   }
   if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES,
-                  matrix ? RDT_MATRIX_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees, err, n))
+                  matrix ? RDT_MATRIX_DEFAULT_TREES : sharp ? RDT_SHARP_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees,
+                  err, n))
     return 0;
+  if (sharp) { /* "trees" is p; the model holds p + secondary trees */
+    if ((uint64_t)c->trees + secondary > RDT_MAX_TREES ||
+        (!rdt_json_get(root, "trees") && secondary + RDT_SHARP_MAX_AUTO_TREES > RDT_MAX_TREES))
+      return fail(err, n, "\"trees\" + \"secondary_trees\" must be at most %d", RDT_MAX_TREES);
+    /* Without "trees", p is chosen once the depth is known (rdt_sharp_primary): 0 here. */
+    c->primary_trees = rdt_json_get(root, "trees") || !c->is_private ? c->trees : 0;
+    c->trees = c->primary_trees + secondary;
+  }
+  /* RDT# without "depth": 0 here, the paper's rule once the public rows are
+  ** counted (rdt_sharp_depth). */
   if (!parse_uint(rdt_json_get(root, "depth"), "depth", 1, RDT_MAX_DEPTH,
                   matrix ? RDT_MATRIX_DEFAULT_DEPTH : RDT_DEFAULT_DEPTH, &c->depth, err, n))
     return 0;
+  if (sharp && !rdt_json_get(root, "depth")) c->depth = 0;
   j = rdt_json_get(root, "rows");
   long long rows_hint = 0;
   c->auto_depth = 0;
@@ -289,12 +330,13 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       return fail(err, n, "\"rows\" must be a positive integer: a public estimate of the number of rows");
     /* The depth itself is chosen once the classes are known (below). */
     rows_hint = j->integer;
+    if (sharp) c->public_n = (uint64_t)j->integer; /* RDT#: the public n of the depth rule */
   }
 
   static const char *const vote_names[] = {"majority", "threshold", "probabilistic", "weight"};
   static const int vote_values[] = {RDT_VOTE_MAJORITY, RDT_VOTE_THRESHOLD, RDT_VOTE_PROBABILISTIC, RDT_VOTE_WEIGHT};
   if (!parse_choice(rdt_json_get(root, "vote"), "vote", vote_names, vote_values, 4,
-                    RDT_VOTE_THRESHOLD, &choice, err, n))
+                    sharp ? RDT_VOTE_WEIGHT : RDT_VOTE_THRESHOLD, &choice, err, n))
     return 0;
   c->vote = (rdt_vote)choice;
 
@@ -362,7 +404,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   ** epsilon, classes): the rule of rdt_depth_for_rows (forest.h). */
   if (rows_hint && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT)
     c->depth = rdt_depth_for_rows(c, (double)rows_hint, s->n_classes, RDT_AUTO_MAX_DEPTH);
-  if (!matrix && rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
+  if (!matrix && !sharp && rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u values per leaf exceeds %llu counters",
                 c->trees, c->depth, rdt_config_slots(c, s->n_classes), (unsigned long long)RDT_MAX_COUNTERS);
   return 1;

@@ -1,0 +1,364 @@
+/* sharp.c - RDT# trees; see sharp.h for the privacy contract. */
+#include "sharp.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matrix.h"
+
+static double mean_bins(const rdt_schema *s, uint32_t bins);
+
+uint32_t rdt_sharp_depth(const rdt_schema *s, uint32_t bins, double n) {
+  double b = mean_bins(s, bins);
+  uint32_t half = s->n_features / 2, h = half;
+  if (b > 1 && n >= 1) {
+    double logb = floor(log(n) / log(b) + 1e-9) + 1;
+    if (logb < h) h = (uint32_t)logb;
+  }
+  if (h < 1) h = 1;
+  if (h > RDT_MAX_DEPTH) h = RDT_MAX_DEPTH;
+  return h;
+}
+
+static double mean_bins(const rdt_schema *s, uint32_t bins) {
+  double b = 0;
+  for (uint32_t j = 0; j < s->n_features; j++)
+    b += s->features[j].type == RDT_FEATURE_NUMERIC ? bins : s->features[j].n_values;
+  return b / s->n_features;
+}
+
+uint32_t rdt_sharp_primary(const rdt_schema *s, uint32_t bins, uint32_t depth, double n, double eps) {
+  double leaves = pow(mean_bins(s, bins), depth);
+  double p = floor(eps * n / (RDT_SHARP_SIGNAL_TO_NOISE * leaves) + 0.5);
+  if (!(p >= 1)) p = 1;
+  if (p > RDT_SHARP_MAX_AUTO_TREES) p = RDT_SHARP_MAX_AUTO_TREES;
+  return (uint32_t)p;
+}
+
+uint64_t rdt_sharp_slots(const rdt_forest *f) {
+  return f->sharp ? f->sharp->slot_start[rdt_matrix_leaves(f)] : 0;
+}
+
+void rdt_sharp_free(rdt_sharp *s) {
+  if (!s) return;
+  free(s->slot_start);
+  free(s->centres);
+  free(s);
+}
+
+/* ---- distance and slots ---------------------------------------------- */
+
+static double distance(const rdt_schema *s, const double *x, const double *c) {
+  double d = 0;
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    const rdt_feature *ft = &s->features[j];
+    if (ft->type == RDT_FEATURE_NUMERIC) d += fabs(x[j] - c[j]) / (ft->max - ft->min);
+    else d += x[j] != c[j];
+  }
+  return d;
+}
+
+uint64_t rdt_sharp_slot(const rdt_forest *f, uint32_t t, const double *xs, const uint32_t *bins) {
+  const rdt_sharp *sh = f->sharp;
+  uint32_t nf = f->schema.n_features;
+  uint64_t leaf = rdt_matrix_leaf(f, t, bins);
+  uint64_t a = sh->slot_start[leaf], b = sh->slot_start[leaf + 1], best = a;
+  if (b - a > 1) {
+    double bd = distance(&f->schema, xs, sh->centres + a * nf);
+    for (uint64_t k = a + 1; k < b; k++) {
+      double d = distance(&f->schema, xs, sh->centres + k * nf);
+      if (d < bd) {
+        bd = d;
+        best = k;
+      }
+    }
+  }
+  return best;
+}
+
+/* ---- structure ---------------------------------------------------------- */
+
+typedef struct {
+  rdt_mnode *nodes;
+  uint64_t n, cap;
+  uint32_t *parent, *depth, *lo, *hi; /* current tree only, tree-relative */
+  uint64_t tcap;
+  uint32_t *centre_rows;              /* all trees: rows chosen as centres */
+  uint64_t n_centres, ccap;
+  uint32_t *leaf_centres;             /* all trees: centres per leaf */
+  uint64_t n_leaves, lcap;
+} sharp_builder;
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  uint64_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, (size_t)c * elem);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+
+static int push_node(sharp_builder *b, uint32_t start, uint32_t parent, uint32_t depth, uint32_t lo, uint32_t hi) {
+  uint64_t rel = b->n - start;
+  if (!grow((void **)&b->nodes, &b->cap, b->n + 1, sizeof *b->nodes)) return 0;
+  uint64_t tc = b->tcap;
+  if (rel + 1 > tc) {
+    uint64_t c = tc;
+    if (!grow((void **)&b->parent, &c, rel + 1, sizeof *b->parent)) return 0;
+    c = tc;
+    if (!grow((void **)&b->depth, &c, rel + 1, sizeof *b->depth)) return 0;
+    c = tc;
+    if (!grow((void **)&b->lo, &c, rel + 1, sizeof *b->lo)) return 0;
+    c = tc;
+    if (!grow((void **)&b->hi, &c, rel + 1, sizeof *b->hi)) return 0;
+    b->tcap = c;
+  }
+  b->nodes[b->n].feature = RDT_MNODE_LEAF;
+  b->nodes[b->n].next = 0;
+  b->parent[rel] = parent;
+  b->depth[rel] = depth;
+  b->lo[rel] = lo;
+  b->hi[rel] = hi;
+  b->n++;
+  return 1;
+}
+
+/* One tree, breadth-first, partitioning the public row indices idx as it
+** splits (contract item 2). */
+static int build_tree(rdt_forest *f, sharp_builder *b, const double *pub, uint64_t n_pub, uint32_t *idx,
+                      uint32_t *tmp, const uint32_t *eligible, uint32_t ne, rdt_rng *rng) {
+  rdt_matrix *m = f->matrix;
+  uint32_t nf = f->schema.n_features, h = f->config.depth;
+  uint32_t start = (uint32_t)b->n, tree_leaves = 0;
+  for (uint64_t r = 0; r < n_pub; r++) idx[r] = (uint32_t)r;
+  if (!push_node(b, start, 0, 0, 0, (uint32_t)n_pub)) return 0;
+  for (uint64_t i = start; i < b->n; i++) {
+    uint64_t rel = i - start;
+    uint32_t d = b->depth[rel], lo = b->lo[rel], hi = b->hi[rel];
+    if (d < h && d < ne) {
+      uint32_t a;
+      for (;;) { /* uniform among eligible attributes not on the path */
+        a = eligible[rdt_rng_below(rng, ne)];
+        int used = 0;
+        for (uint64_t v = rel; v != 0 && !used;) {
+          v = b->parent[v];
+          used = b->nodes[start + v].feature == a;
+        }
+        if (!used) break;
+      }
+      uint32_t children = m->domain[a];
+      if (b->n - start + children > UINT32_MAX / 2) return 0;
+      b->nodes[i].feature = a;
+      b->nodes[i].next = (uint32_t)(b->n - start);
+      /* Counting sort of the node's rows by their bin of a. */
+      uint32_t *count = calloc(children + 1, sizeof *count);
+      if (!count) return 0;
+      for (uint32_t k = lo; k < hi; k++) count[rdt_matrix_bin(f, a, pub[(size_t)idx[k] * nf + a]) + 1]++;
+      for (uint32_t c = 0; c < children; c++) count[c + 1] += count[c];
+      for (uint32_t k = lo; k < hi; k++) {
+        uint32_t c = rdt_matrix_bin(f, a, pub[(size_t)idx[k] * nf + a]);
+        tmp[lo + count[c]++] = idx[k];
+      }
+      memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
+      uint32_t first = lo;
+      int ok = 1;
+      for (uint32_t c = 0; ok && c < children; c++) { /* count[c] is now the end of child c */
+        ok = push_node(b, start, (uint32_t)rel, d + 1, first, lo + count[c]);
+        first = lo + count[c];
+      }
+      free(count);
+      if (!ok) return 0;
+    } else {
+      /* Leaf: ceil(cells * k / N) centres among its k public rows. */
+      uint32_t k = hi - lo;
+      uint64_t want = k ? ((uint64_t)f->sharp->cells * k + n_pub - 1) / n_pub : 0;
+      if (want > k) want = k;
+      if (!grow((void **)&b->centre_rows, &b->ccap, b->n_centres + want, sizeof *b->centre_rows) ||
+          !grow((void **)&b->leaf_centres, &b->lcap, b->n_leaves + 1, sizeof *b->leaf_centres))
+        return 0;
+      for (uint32_t c = 0; c < want; c++) { /* partial Fisher-Yates */
+        uint32_t pick = lo + c + (uint32_t)rdt_rng_below(rng, k - c);
+        uint32_t t = idx[lo + c];
+        idx[lo + c] = idx[pick];
+        idx[pick] = t;
+        b->centre_rows[b->n_centres++] = idx[lo + c];
+      }
+      b->leaf_centres[b->n_leaves++] = (uint32_t)want;
+      b->nodes[i].next = tree_leaves++;
+    }
+  }
+  return 1;
+}
+
+int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err, size_t en) {
+  uint32_t nf = f->schema.n_features, k = f->config.trees, C = rdt_forest_slots(f);
+  err[0] = 0;
+  f->matrix = calloc(1, sizeof *f->matrix);
+  f->sharp = calloc(1, sizeof *f->sharp);
+  if (!f->matrix || !f->sharp) { snprintf(err, en, "out of memory"); return 0; }
+  rdt_matrix *m = f->matrix;
+  rdt_sharp *sh = f->sharp;
+  m->bins = f->config.bins;
+  m->strategy = RDT_STRATEGY_LEAF;
+  sh->primary = f->config.primary_trees;
+  sh->cells = f->config.cells;
+  sh->public_rows = n_pub;
+  if (n_pub == 0 || n_pub > RDT_SHARP_MAX_PUBLIC_ROWS) {
+    snprintf(err, en, "the public query must return between 1 and %d rows", RDT_SHARP_MAX_PUBLIC_ROWS);
+    return 0;
+  }
+  if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
+  /* The structure stream: from the seed, or fresh from the OS. */
+  unsigned char key[RDT_RNG_KEYBYTES];
+  rdt_rng rng;
+  if (f->config.seeded) {
+    rdt_rng_derive_key(key, f->config.seed_key, RDT_RNG_KEYBYTES, "rdt#-structure");
+  } else {
+    rdt_rng_init_os(&rng);
+    rdt_rng_bytes(&rng, key, sizeof key);
+    rdt_rng_clear(&rng);
+  }
+  rdt_rng_init_seeded(&rng, key);
+  sodium_memzero(key, sizeof key);
+  sharp_builder b = {0};
+  uint32_t *eligible = malloc(nf * sizeof *eligible), ne = 0;
+  uint32_t *idx = malloc((size_t)n_pub * sizeof *idx), *tmp = malloc((size_t)n_pub * sizeof *tmp);
+  m->node_start = malloc((k + 1) * sizeof *m->node_start);
+  m->leaf_start = malloc((k + 1) * sizeof *m->leaf_start);
+  int ok = eligible && idx && tmp && m->node_start && m->leaf_start;
+  for (uint32_t j = 0; ok && j < nf; j++)
+    if (m->domain[j] >= 2) eligible[ne++] = j;
+  uint64_t max_slots = RDT_MATRIX_MAX_COUNTERS / C;
+  for (uint32_t t = 0; ok && t < k; t++) {
+    m->node_start[t] = (uint32_t)b.n;
+    m->leaf_start[t] = (uint32_t)b.n_leaves;
+    ok = build_tree(f, &b, pub, n_pub, idx, tmp, eligible, ne, &rng);
+    if (!ok) snprintf(err, en, "out of memory while drawing the RDT# trees");
+    uint64_t slots = b.n_leaves + b.n_centres; /* an upper bound */
+    if (ok && slots > max_slots) {
+      snprintf(err, en, "RDT# forest too large: more than %llu centres (x %u classes); lower \"trees\", "
+               "\"secondary_trees\", \"depth\", \"bins\" or \"cells\"", (unsigned long long)max_slots, C);
+      ok = 0;
+    }
+  }
+  rdt_rng_clear(&rng);
+  free(eligible);
+  free(idx);
+  free(tmp);
+  free(b.parent);
+  free(b.depth);
+  free(b.lo);
+  free(b.hi);
+  if (ok) {
+    m->node_start[k] = (uint32_t)b.n;
+    m->leaf_start[k] = (uint32_t)b.n_leaves;
+    m->nodes = b.nodes;
+    b.nodes = NULL;
+    sh->slot_start = malloc((size_t)(b.n_leaves + 1) * sizeof *sh->slot_start);
+    ok = sh->slot_start != NULL;
+  }
+  uint64_t slots = 0;
+  if (ok) {
+    for (uint64_t l = 0; l < b.n_leaves; l++) {
+      sh->slot_start[l] = (uint32_t)slots;
+      slots += b.leaf_centres[l] ? b.leaf_centres[l] : 1;
+    }
+    sh->slot_start[b.n_leaves] = (uint32_t)slots;
+    sh->centres = malloc((size_t)slots * nf * sizeof *sh->centres);
+    f->counts = calloc((size_t)slots * C, sizeof *f->counts);
+    m->row_bins = malloc(nf * sizeof *m->row_bins);
+    ok = sh->centres && f->counts && m->row_bins;
+    if (!ok) snprintf(err, en, "out of memory for the RDT# centres");
+  }
+  if (ok) {
+    uint64_t c = 0;
+    for (uint64_t l = 0; l < b.n_leaves; l++) {
+      double *dst = sh->centres + (size_t)sh->slot_start[l] * nf;
+      if (!b.leaf_centres[l]) {
+        for (uint32_t j = 0; j < nf; j++) dst[j] = NAN;
+        continue;
+      }
+      for (uint32_t q = 0; q < b.leaf_centres[l]; q++, c++)
+        memcpy(dst + (size_t)q * nf, pub + (size_t)b.centre_rows[c] * nf, nf * sizeof *dst);
+    }
+  }
+  free(b.nodes);
+  free(b.centre_rows);
+  free(b.leaf_centres);
+  return ok;
+}
+
+/* ---- training ------------------------------------------------------------ */
+
+void rdt_sharp_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
+  uint32_t C = rdt_forest_slots(f);
+  uint32_t *bins = f->matrix->row_bins;
+  rdt_matrix_row_bins(f, xs, bins);
+  for (uint32_t t = 0; t < f->sharp->primary; t++) f->counts[rdt_sharp_slot(f, t, xs, bins) * C + cls]++;
+}
+
+int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng *noise) {
+  const rdt_sharp *sh = f->sharp;
+  uint32_t C = rdt_forest_slots(f), nf = f->schema.n_features, p = sh->primary;
+  uint64_t primary_slots = sh->slot_start[f->matrix->leaf_start[p]];
+  if (f->config.is_private) { /* contract item 3 */
+    uint64_t s, t;
+    if (!rdt_laplace_params(f->config.eps, p, &s, &t)) return 0;
+    for (uint64_t i = 0; i < primary_slots * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  }
+  /* Contract item 4: Classify (Figure 4) with the primary trees: the class
+  ** with the largest summed counter of the nearest centres. */
+  uint32_t *bins = malloc(nf * sizeof *bins);
+  double *sum = malloc(C * sizeof *sum);
+  if (!bins || !sum) { free(bins); free(sum); return 0; }
+  for (uint64_t r = 0; r < n_pub; r++) {
+    const double *x = pub + (size_t)r * nf;
+    rdt_matrix_row_bins(f, x, bins);
+    for (uint32_t c = 0; c < C; c++) sum[c] = 0;
+    for (uint32_t t = 0; t < p; t++) {
+      const int64_t *cnt = f->counts + rdt_sharp_slot(f, t, x, bins) * C;
+      for (uint32_t c = 0; c < C; c++) sum[c] += (double)cnt[c];
+    }
+    uint32_t label = 0;
+    for (uint32_t c = 1; c < C; c++)
+      if (sum[c] > sum[label]) label = c;
+    for (uint32_t t = p; t < f->config.trees; t++) f->counts[rdt_sharp_slot(f, t, x, bins) * C + label]++;
+  }
+  free(bins);
+  free(sum);
+  return 1;
+}
+
+/* ---- validation of decoded centres ------------------------------------- */
+
+int rdt_sharp_check(const rdt_forest *f) {
+  const rdt_sharp *sh = f->sharp;
+  uint32_t nf = f->schema.n_features;
+  uint64_t L = rdt_matrix_leaves(f);
+  if (sh->primary < 1 || sh->primary > f->config.trees || sh->cells < 1 || sh->public_rows < 1) return 0;
+  for (uint64_t l = 0; l < L; l++) {
+    uint64_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
+    if (b <= a) return 0;
+    for (uint64_t s = a; s < b; s++) {
+      const double *c = sh->centres + s * nf;
+      int empty = isnan(c[0]);
+      if (empty && b - a != 1) return 0; /* only a lone centre may lack coordinates */
+      for (uint32_t j = 0; j < nf; j++) {
+        const rdt_feature *ft = &f->schema.features[j];
+        if (empty) {
+          if (!isnan(c[j])) return 0;
+        } else if (ft->type == RDT_FEATURE_NUMERIC) {
+          if (!(c[j] >= ft->min && c[j] <= ft->max)) return 0;
+        } else if (!(c[j] >= 0 && c[j] <= ft->n_values && c[j] == floor(c[j]))) {
+          return 0;
+        }
+      }
+    }
+  }
+  return 1;
+}
