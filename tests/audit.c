@@ -22,6 +22,7 @@
 #include "core/noise.h"
 #include "core/options.h"
 #include "core/select.h"
+#include "core/sharp.h"
 
 #define SAMPLES 100000
 #define ALPHA 1e-6
@@ -465,6 +466,66 @@ static void audit_matrix(int broken) {
   rdt_forest_free(&f);
 }
 
+/* ---- mechanism 8: an RDT# model ------------------------------------------ */
+/* Neighbours: private D = {3 rows} and D' = D plus the row (a = 1, class 1);
+** the public rows are the same on both sides. Released: the whole model
+** (noisy primary counters, secondary counters from the pseudo-labels);
+** events on the class-1 primary counters at a = 1 summed over the primary
+** trees and on the model's prediction there. The broken twin draws the
+** noise with p times the eps it reports (eps not divided over the trees). */
+static const char *SHARP_OPTS =
+    "{\"algorithm\": \"rdt#\", \"public_query\": \"SELECT 1\", \"epsilon\": 1, \"trees\": 3, \"secondary_trees\": 2,"
+    " \"depth\": 1, \"cells\": 2, \"seed\": 4, \"classes\": [0, 1],"
+    " \"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [0, 1]}]}";
+#define SHARP_EVENTS 4
+
+static void audit_sharp(int broken) {
+  rdt_forest f;
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  double pub[6] = {0, 1, 0, 1, 1, 0};
+  if (!rdt_options_parse(SHARP_OPTS, strlen(SHARP_OPTS), &schema, &config, err, sizeof err) ||
+      !rdt_forest_init(&f, &schema, &config) || !rdt_sharp_build(&f, pub, 6, err, sizeof err)) {
+    check(0, "rdt# audit setup");
+    rdt_forest_free(&f);
+    return;
+  }
+  double rows[3] = {0, 0, 1}, extra = 1, x = 1, proba[4];
+  uint32_t cls[3] = {0, 0, 1}, bins[1] = {1};
+  size_t nc = (size_t)rdt_sharp_slots(&f) * 2;
+  int64_t *with = malloc(nc * sizeof *with), *without = malloc(nc * sizeof *without);
+  rdt_forest_train_batch(&f, rows, cls, 3);
+  memcpy(without, f.counts, nc * sizeof *without);
+  rdt_forest_train_row(&f, &extra, 1);
+  memcpy(with, f.counts, nc * sizeof *with);
+  rdt_eps claimed = f.config.eps;
+  if (broken) f.config.eps.num *= f.sharp->primary;
+  long k[2][SHARP_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "sharp-broken" : "sharp", 0);
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      memcpy(f.counts, side ? with : without, nc * sizeof *with);
+      rdt_sharp_release(&f, pub, 6, &rng);
+      int64_t v = 0;
+      for (uint32_t t = 0; t < f.sharp->primary; t++) v += f.counts[rdt_sharp_slot(&f, t, &x, bins) * 2 + 1];
+      rdt_forest_prepare(&f);
+      k[side][0] += v >= 2;
+      k[side][1] += v >= 5;
+      k[side][2] += v <= -2;
+      k[side][3] += rdt_forest_predict(&f, &x, proba, NULL) == 1;
+    }
+  }
+  rdt_rng_clear(&rng);
+  report(broken ? "RDT# model (3 primary trees) with eps not divided over the primary trees"
+                : "RDT# model (3 primary + 2 secondary trees) on 3 vs 4 private rows, counters and prediction",
+         k[0], k[1], SHARP_EVENTS, rdt_eps_to_double(claimed), !broken);
+  free(with);
+  free(without);
+  rdt_forest_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -485,6 +546,8 @@ int main(void) {
   audit_diprime(1);
   audit_matrix(0);
   audit_matrix(1);
+  audit_sharp(0);
+  audit_sharp(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -20,6 +20,7 @@
 #include "core/noise.h"
 #include "core/options.h"
 #include "core/select.h"
+#include "core/sharp.h"
 #include "core/sign.h"
 
 static int n_pass, n_fail;
@@ -905,6 +906,141 @@ static void test_matrix(void) {
   rdt_forest_free(&bt);
 }
 
+/* ---- RDT# ---------------------------------------------------------------- */
+
+/* Public rows have x in [0, 0.5) and c in {a, b}; private rows x in [0.5, 1]
+** and c = "c": no private row can equal a public one. */
+static int sharp_forest(rdt_forest *f, const char *extra, double *pub, uint64_t n_pub) {
+  char opts[1024], err[256];
+  rdt_schema schema;
+  rdt_config config;
+  snprintf(opts, sizeof opts,
+           "{\"algorithm\": \"rdt#\", \"public_query\": \"SELECT 1\", \"epsilon\": 1, \"seed\": 21, %s"
+           " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+           " {\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"a\", \"b\", \"c\"]}]}", extra);
+  if (!rdt_options_parse(opts, strlen(opts), &schema, &config, err, sizeof err)) {
+    printf("# %s\n", err);
+    return 0;
+  }
+  if (config.depth == 0) config.depth = rdt_sharp_depth(&schema, config.bins, (double)n_pub);
+  if (config.primary_trees == 0) {
+    config.primary_trees = rdt_sharp_primary(&schema, config.bins, config.depth, (double)n_pub, rdt_eps_to_double(config.eps));
+    config.trees += config.primary_trees;
+  }
+  if (!rdt_forest_init(f, &schema, &config) || !rdt_sharp_build(f, pub, n_pub, err, sizeof err)) {
+    printf("# %s\n", err);
+    rdt_forest_free(f);
+    return 0;
+  }
+  return 1;
+}
+
+static void test_sharp(void) {
+  enum { N_PUB = 400, N_PRIV = 300 };
+  double pub[N_PUB * 2], priv[N_PRIV * 2];
+  uint32_t cls[N_PRIV];
+  rdt_rng rng;
+  seeded(&rng, "sharp-rows");
+  for (int i = 0; i < N_PUB; i++) {
+    pub[2 * i] = rdt_rng_unit(&rng) * 0.5;
+    pub[2 * i + 1] = (double)rdt_rng_below(&rng, 2);
+  }
+  for (int i = 0; i < N_PRIV; i++) {
+    priv[2 * i] = 0.5 + rdt_rng_unit(&rng) * 0.5;
+    priv[2 * i + 1] = 2;
+    cls[i] = priv[2 * i] > 0.75;
+  }
+  rdt_forest f;
+  if (!sharp_forest(&f, "\"trees\": 3, \"secondary_trees\": 7, \"cells\": 20, \"depth\": 2, \"bins\": 3,", pub, N_PUB)) {
+    check(0, "rdt#: forest builds");
+    rdt_rng_clear(&rng);
+    return;
+  }
+  const rdt_sharp *sh = f.sharp;
+  uint64_t slots = rdt_sharp_slots(&f);
+  int from_public = 1, lone_ok = 1;
+  for (uint64_t k = 0; k < slots; k++) {
+    const double *c = sh->centres + k * 2;
+    if (isnan(c[0])) continue;
+    int found = 0;
+    for (int i = 0; i < N_PUB && !found; i++) found = pub[2 * i] == c[0] && pub[2 * i + 1] == c[1];
+    from_public &= found;
+  }
+  for (uint64_t l = 0; l < rdt_matrix_leaves(&f); l++)
+    if (isnan(sh->centres[(size_t)sh->slot_start[l] * 2])) lone_ok &= sh->slot_start[l + 1] - sh->slot_start[l] == 1;
+  check(from_public && slots > f.config.trees, "rdt#: every centre is a public row, verbatim (private rows never become centres)");
+  check(lone_ok, "rdt#: a leaf no public row reaches has exactly one centre, without coordinates");
+  /* Each tree has at least one centre per leaf and about "cells" centres in all. */
+  int centres_ok = 1;
+  for (uint32_t t = 0; t < f.config.trees; t++) {
+    uint64_t a = sh->slot_start[f.matrix->leaf_start[t]], b = sh->slot_start[f.matrix->leaf_start[t + 1]];
+    uint64_t leaves = f.matrix->leaf_start[t + 1] - f.matrix->leaf_start[t];
+    centres_ok &= b - a >= leaves && b - a <= leaves + 20;
+  }
+  check(centres_ok, "rdt#: every tree has between its leaf count and leaves + cells centres (ceil per leaf)");
+
+  /* Exact counts (no noise): a primary tree counts every private row once,
+  ** a secondary tree every public row once; nothing else is counted. */
+  f.config.is_private = 0;
+  rdt_forest_train_batch(&f, priv, cls, N_PRIV);
+  int ok = rdt_sharp_release(&f, pub, N_PUB, &rng);
+  int totals = ok;
+  for (uint32_t t = 0; t < f.config.trees; t++) {
+    uint64_t a = sh->slot_start[f.matrix->leaf_start[t]], b = sh->slot_start[f.matrix->leaf_start[t + 1]];
+    int64_t sum = 0;
+    for (uint64_t k = a * 2; k < b * 2; k++) sum += f.counts[k];
+    totals &= sum == (t < sh->primary ? N_PRIV : N_PUB);
+  }
+  check(totals, "rdt#: primary trees count each private row once, secondary trees each public row once");
+  f.config.is_private = 1;
+  /* Round trip: the centres and counters come back identical. */
+  size_t size, size2;
+  unsigned char *blob = rdt_model_encode(&f, &size), *again = NULL;
+  rdt_forest back;
+  char err[256];
+  ok = blob && rdt_model_decode(blob, size, &back, err, sizeof err);
+  if (!ok) printf("# %s\n", blob ? err : "encode failed");
+  if (ok) {
+    again = rdt_model_encode(&back, &size2);
+    double xs[2] = {0.7, 2}, pa[4], pb[4];
+    ok = rdt_forest_prepare(&f);
+    rdt_forest_proba(&f, xs, pa);
+    rdt_forest_proba(&back, xs, pb);
+    ok = ok && again && size2 == size && memcmp(again, blob, size) == 0 && pa[0] == pb[0] && pa[1] == pb[1];
+    rdt_forest_free(&back);
+  }
+  check(ok, "rdt# model: decode then encode gives the same bytes, and the same predictions");
+  /* A centre outside the schema's bounds is refused even when re-checksummed. */
+  int refused = 0;
+  if (blob) {
+    for (size_t at = 0; at + 4 <= size; at++) {
+      if (memcmp(blob + at, "CNTR", 4) != 0) continue;
+      size_t first = at + 16; /* the first leaf's centre count, then its centres */
+      uint32_t n = (uint32_t)blob[first] | (uint32_t)blob[first + 1] << 8;
+      if (n == 0) break;
+      double bad = 2.0; /* x in [0, 1] */
+      memcpy(blob + first + 4, &bad, 8);
+      crypto_generichash(blob + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, blob, size - RDT_CHECKSUM_BYTES, NULL, 0);
+      refused = !rdt_model_decode(blob, size, &back, err, sizeof err) && strstr(err, "centres");
+      break;
+    }
+  }
+  check(refused, "rdt# model: a centre outside the public bounds is refused (re-checksummed)");
+  free(blob);
+  free(again);
+  rdt_forest_free(&f);
+
+  /* The default primary tree count follows the public rule. */
+  rdt_schema s = {0};
+  rdt_feature ft[2] = {{.type = RDT_FEATURE_CATEGORICAL, .n_values = 3}, {.type = RDT_FEATURE_CATEGORICAL, .n_values = 3}};
+  s.n_features = 2;
+  s.features = ft;
+  check(rdt_sharp_depth(&s, 4, 100) == 1 && rdt_sharp_primary(&s, 4, 2, 450, 1) == 10 &&
+            rdt_sharp_primary(&s, 4, 2, 90, 1) == 2 && rdt_sharp_primary(&s, 4, 2, 10, 0.5) == 1,
+        "rdt#: depth min(k/2, log_b n + 1) and default p = round(eps n / (5 b^h)) in [1, 10]");
+  rdt_rng_clear(&rng);
+}
+
 static void test_model(const char *golden_path) {
   size_t size, gsize;
   unsigned char *blob = golden_model(&size);
@@ -1049,6 +1185,7 @@ int main(int argc, char **argv) {
   test_options();
   test_forest();
   test_matrix();
+  test_sharp();
   test_model(golden);
   test_sign();
   printf("%d passed, %d failed\n", n_pass, n_fail);
