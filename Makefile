@@ -114,6 +114,8 @@ uninstall:
 # sets, 2 runs, under a minute.
 reproduce: $(EXT)
 	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick,)
+	/usr/bin/python3 scripts/matrix_accuracy.py $(if $(QUICK),--quick --out build/matrix-quick.md,)
+	/usr/bin/python3 scripts/sharp_accuracy.py $(if $(QUICK),--quick --out build/sharp-quick.md,)
 
 # The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
 # depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows.

@@ -6,7 +6,11 @@ R = 5 runs (2 with --quick), epsilon in {0.1, 0.25, 0.5, 1, 2, 5}; feature bound
 lists from the whole CSV (public, as in the papers); the row-count hint "rows" = n_train (public
 here: the benchmark knows its own split). Algorithms: RDT with each vote rule (defaults
 otherwise), DiPriMe (its defaults: 10 trees, depth 8 capped at 5 here as in its paper, K = 5,
-rho = 0.5, partition), and the non-private RDT as the ceiling. Writes results/accuracy.md and one
+rho = 0.5, partition), the matrix-mechanism forest ("noise": "matrix", its defaults: 128 trees of
+depth 4, 4 bins, strategy auto) trained privately and as DP batch prediction of the test rows from
+a non-private matrix model, RDT# on a semi-supervised version of the split (20% of the training
+rows labeled and private, the other 80% public and unlabeled, "rows" = the labeled count) next to
+the default RDT on the same 20% alone, and the non-private RDT as the ceiling. Writes results/accuracy.md and one
 PNG per data set (gnuplot), error against epsilon. Uses ../shared/datasets when present,
 otherwise the data shipped in tests/data.
 
@@ -15,6 +19,7 @@ Usage: /usr/bin/python3 scripts/reproduce.py [--quick] [--data DIR] [--out DIR]
 import argparse
 import json
 import math
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -37,17 +42,31 @@ PUBLISHED = {
     ("credit_default", "diprime", 2): ("0.223", "DiPriMe paper, Table 2"),
     ("wall_following", "diprime", 2): ("0.207", "DiPriMe paper, Table 2"),
     ("parkinsons_telemonitoring", "diprime", 5): ("0.0315 at ε=10", "DiPriMe paper, Table 1"),
-    ("car", "rdt-threshold", 2): ("≈0.15 (matrix RF, 128 trees)", "matrix-RF paper, Fig."),
+    ("car", "matrix", 2): ("≈0.15 (τ = 128, h = 4)", "matrix-RF paper, Fig."),
+    ("car", "matrix-batch", 2): ("≈0.15 (τ = 128, h = 4)", "matrix-RF paper, Fig."),
 }
 
 
 def algorithms(task):
     if task == "regression":
         return ["diprime"]
-    return ["rdt-threshold", "rdt-majority", "rdt-probabilistic", "diprime", "rdt-nonprivate-ceiling"]
+    return ["rdt-threshold", "rdt-majority", "rdt-probabilistic", "diprime", "matrix", "matrix-batch",
+            "rdt#-20%", "rdt-20%", "rdt-nonprivate-ceiling"]
 
 
-def options(algo, eps, domains, classes, n_train, seed, task):
+LABELED = 0.2  # RDT#: the labeled (private) share of the training rows
+
+
+def options(algo, eps, domains, classes, n_train, seed, task, args=""):
+    if algo in ("matrix", "matrix-batch"):
+        return {"noise": "matrix", "epsilon": None if algo == "matrix-batch" else eps, "classes": classes,
+                "features": domains, "seed": seed}
+    if algo == "rdt#-20%":
+        return {"algorithm": "rdt#", "public_query": f"SELECT {args} FROM unlabeled", "epsilon": eps,
+                "rows": round(LABELED * n_train), "classes": classes, "features": domains, "seed": seed}
+    if algo == "rdt-20%":
+        return {"epsilon": eps, "rows": round(LABELED * n_train), "classes": classes, "features": domains,
+                "seed": seed}
     if algo.startswith("rdt"):
         vote = algo.split("-")[1] if algo != "rdt-nonprivate-ceiling" else "threshold"
         return {"epsilon": None if algo == "rdt-nonprivate-ceiling" else eps, "vote": vote, "classes": classes,
@@ -78,10 +97,33 @@ def run_dataset(name, data_dir, runs):
     scores = {}
     for seed in range(1, runs + 1):
         split(db, n, seed)
+        # The semi-supervised view of the same split: a seeded random 20% of the training rows.
+        db.execute("DROP TABLE IF EXISTS labeled")
+        db.execute("DROP TABLE IF EXISTS unlabeled")
+        db.execute("DROP TABLE IF EXISTS lab_ids")
+        rids = [r for (r,) in db.execute("SELECT rid FROM train ORDER BY rid")]
+        chosen = random.Random(1000 + seed).sample(rids, round(LABELED * n_train))
+        db.execute("CREATE TABLE lab_ids(rid INTEGER PRIMARY KEY)")
+        db.executemany("INSERT INTO lab_ids VALUES (?)", ((r,) for r in chosen))
+        db.execute("CREATE TABLE labeled AS SELECT * FROM train WHERE rid IN lab_ids ORDER BY rid")
+        db.execute(f"CREATE TABLE unlabeled AS SELECT {args} FROM train WHERE rid NOT IN lab_ids ORDER BY rid")
+        exact = {}
         for algo in algorithms(task):
             for eps in (EPSILONS if algo != "rdt-nonprivate-ceiling" else [None]):
-                o = options(algo, eps, domains, classes, n_train, seed, task)
-                (model,) = db.execute(f"SELECT rdt_train(?, label, {args}) FROM train", (json.dumps(o),)).fetchone()
+                o = options(algo, eps, domains, classes, n_train, seed, task, args)
+                source = "labeled" if algo in ("rdt#-20%", "rdt-20%") else "train"
+                if algo == "matrix-batch":
+                    if "m" not in exact:
+                        (exact["m"],) = db.execute(f"SELECT rdt_train(?, label, {args}) FROM train",
+                                                   (json.dumps(o),)).fetchone()
+                    (text,) = db.execute(f"SELECT rdt_predict_batch(?, ?, rowid, {args}) FROM test",
+                                         (exact["m"], json.dumps({"epsilon": eps, "seed": seed}))).fetchone()
+                    pred = json.loads(text)["predictions"]
+                    wrong = [str(pred.get(str(rid))) != str(label)
+                             for rid, label in db.execute("SELECT rowid, label FROM test")]
+                    scores.setdefault((algo, eps), []).append(sum(wrong) / len(wrong))
+                    continue
+                (model,) = db.execute(f"SELECT rdt_train(?, label, {args}) FROM {source}", (json.dumps(o),)).fetchone()
                 if task == "regression":
                     (s,) = db.execute(f"SELECT avg((rdt_predict(?1, {args}) - label) * (rdt_predict(?1, {args}) - label)) "
                                       "FROM test", (model,)).fetchone()
@@ -148,7 +190,9 @@ def main():
     start = time.time()
     lines = [f"Protocol: 90/10 split, {runs} runs (seeds 1..{runs}), mean ± sd over runs; "
              f"data from {'../shared/datasets' if have_shared else 'tests/data'}. "
-             "Not yet implemented, so absent: RDT# and the matrix-mechanism forests.", ""]
+             "matrix: `\"noise\": \"matrix\"` with its defaults; matrix-batch: DP batch prediction of the "
+             "test rows from a non-private matrix model; rdt#-20% and rdt-20%: 20% of the training rows "
+             "labeled (private), the other 80% public and unlabeled for RDT#, ignored by RDT.", ""]
     for name in names:
         t0 = time.time()
         task, n, scores = run_dataset(name, args.data, runs)
