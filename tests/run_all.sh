@@ -94,6 +94,9 @@ walkthrough "examples/publish.sh: sign, export, verify, tamper" \
   '^verified: 1$;;after flipping a byte, verified: 0$' bash examples/publish.sh
 walkthrough "examples/walkthrough.sql" "banknote-eps1;;NOT PRIVATE" \
   sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/walkthrough.sql | $SQLITE3"
+walkthrough "examples/matrix_and_sharp.sql: matrix forest, batch prediction, RDT#" \
+  "│ identity +│ [0-9.]+ +│ 16384.0;;matrix-eps2;;│ identity +│ 345 ;;rdt#-eps1;;YES: the centres" \
+  sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/matrix_and_sharp.sql | $SQLITE3"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
