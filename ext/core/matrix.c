@@ -525,7 +525,7 @@ static int choose_strategy(rdt_forest *f, char *err, size_t en) {
     m->factor[RDT_STRATEGY_GROUPED - 1] = fg;
   }
 
-  uint32_t s = c->strategy;
+  uint32_t s = c->partition ? RDT_STRATEGY_LEAF : c->strategy; /* partition: leaf noise only */
   if (s == RDT_STRATEGY_AUTO) {
     s = RDT_STRATEGY_LEAF;
     for (uint32_t k = RDT_STRATEGY_IDENTITY; k <= RDT_N_STRATEGIES; k++)
@@ -540,11 +540,6 @@ static int choose_strategy(rdt_forest *f, char *err, size_t en) {
                "the \"%s\" strategy's tables would need more than %llu counters; choose another \"strategy\" or "
                "lower \"bins\" or \"depth\"",
                rdt_strategy_name(s), (unsigned long long)RDT_MATRIX_MAX_TABLE_COUNTERS);
-    goto done;
-  }
-  if (c->partition && s != RDT_STRATEGY_LEAF) {
-    ok = 0;
-    snprintf(err, en, "\"partition\" applies to the \"leaf\" strategy only");
     goto done;
   }
   m->strategy = s;

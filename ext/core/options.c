@@ -271,6 +271,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
       c->partition = j->type == RDT_JSON_TRUE;
     }
+    if (c->partition && c->strategy != RDT_STRATEGY_AUTO && c->strategy != RDT_STRATEGY_LEAF)
+      return fail(err, n, "\"partition\" applies to the \"leaf\" strategy only");
   } else if (c->algorithm == RDT_ALGO_RDT || sharp) {
     for (const char *const *k = diprime_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"diprime\" only", *k);

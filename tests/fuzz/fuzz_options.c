@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "core/diprime.h"
+#include "core/matrix.h"
+#include "core/sharp.h"
 #include "core/options.h"
 #include "core/rng.h"
 #include "fuzz_common.h"
@@ -38,15 +40,20 @@ static void check_schema(const rdt_schema *s, const rdt_config *c) {
   CHECK(regression ? s->n_classes == 0 : s->n_classes >= 1 && s->n_classes <= RDT_MAX_CLASSES);
   if (regression)
     CHECK(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max);
-  CHECK(c->trees >= 1 && c->trees <= RDT_MAX_TREES && c->depth >= 1 && c->depth <= RDT_MAX_DEPTH);
-  CHECK(c->algorithm == RDT_ALGO_RDT || c->algorithm == RDT_ALGO_DIPRIME);
+  int sharp = c->algorithm == RDT_ALGO_SHARP, multiway = sharp || c->algorithm == RDT_ALGO_MATRIX;
+  /* RDT#: p and the depth may still be 0 (chosen once the public rows are counted). */
+  CHECK(c->trees <= RDT_MAX_TREES && (c->trees >= 1 || (sharp && c->primary_trees == 0)));
+  CHECK(c->depth <= RDT_MAX_DEPTH && (c->depth >= 1 || sharp));
+  CHECK(c->algorithm == RDT_ALGO_RDT || c->algorithm == RDT_ALGO_DIPRIME || multiway);
+  if (multiway) CHECK(c->bins >= 2 && c->bins <= RDT_MATRIX_MAX_BINS);
+  if (sharp) CHECK(c->public_query[0] && c->cells >= 1 && c->primary_trees <= c->trees);
   if (c->algorithm == RDT_ALGO_DIPRIME)
     CHECK(c->rho > 0 && c->rho < 1 && c->candidates >= 1 && (c->partition == 0 || c->partition == 1));
-  CHECK(c->vote >= RDT_VOTE_MAJORITY && c->vote <= RDT_VOTE_PROBABILISTIC);
+  CHECK(c->vote >= RDT_VOTE_MAJORITY && c->vote <= RDT_VOTE_WEIGHT);
   CHECK(c->splits == RDT_SPLITS_REACHABLE || c->splits == RDT_SPLITS_GLOBAL);
   CHECK(c->categorical == RDT_CATEGORICAL_SUBSET || c->categorical == RDT_CATEGORICAL_ONE_VS_REST);
   CHECK(!c->is_private || c->eps.num > 0);
-  CHECK(rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) > 0);
+  if (!multiway) CHECK(rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) > 0);
   check_values(s->classes, s->n_classes);
   for (uint32_t j = 0; j < s->n_features; j++) {
     const rdt_feature *ft = &s->features[j];
@@ -79,6 +86,26 @@ static uint64_t build_work(const rdt_schema *s, const rdt_config *c) {
   return ((uint64_t)c->trees << c->depth) * per_node;
 }
 
+/* Build only forests that stay cheap: binary trees by their counters and
+** building work; multiway trees by a bound on their leaves (trees x the
+** largest bin count to the depth) and RDT# also by its secondary trees. */
+static int small_enough(const rdt_schema *s, const rdt_config *c) {
+  if (c->algorithm == RDT_ALGO_MATRIX || c->algorithm == RDT_ALGO_SHARP) {
+    double widest = 2, leaves;
+    for (uint32_t j = 0; j < s->n_features; j++) {
+      const rdt_feature *ft = &s->features[j];
+      double d = ft->type == RDT_FEATURE_NUMERIC ? c->bins : ft->n_values;
+      if (d > widest) widest = d;
+    }
+    uint32_t depth = c->depth ? c->depth : (s->n_features / 2 ? s->n_features / 2 : 1);
+    uint32_t trees = c->trees + (c->primary_trees == 0 && c->algorithm == RDT_ALGO_SHARP ? RDT_SHARP_MAX_AUTO_TREES : 0);
+    leaves = trees * pow(widest, depth < s->n_features ? depth : s->n_features);
+    return leaves * rdt_config_slots(c, s->n_classes) < (double)MAX_COUNTERS_BUILT && trees <= 64;
+  }
+  return rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) < MAX_COUNTERS_BUILT &&
+         build_work(s, c) < MAX_BUILD_WORK;
+}
+
 /* RDT: the structure invariants that the model decoder checks too. */
 static void check_nodes(const rdt_forest *f) {
   size_t nn = (size_t)f->config.trees * f->n_internal;
@@ -102,15 +129,41 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
     c->seeded = 1;
     memset(c->seed_key, 0x5A, sizeof c->seed_key);
   }
-  int diprime = c->algorithm == RDT_ALGO_DIPRIME;
+  int diprime = c->algorithm == RDT_ALGO_DIPRIME, matrix = c->algorithm == RDT_ALGO_MATRIX;
+  int sharp = c->algorithm == RDT_ALGO_SHARP;
   if (diprime && !rdt_diprime_budget(c, s->n_features)) { /* rdt_train's error: a share rounds to 0 */
     rdt_schema_free(s);
     return;
   }
+  if (sharp) { /* what rdt_train does once it has counted the public rows */
+    if (c->depth == 0) c->depth = rdt_sharp_depth(s, c->bins, FUZZ_N_VECTORS);
+    if (c->primary_trees == 0) {
+      c->primary_trees = rdt_sharp_primary(s, c->bins, c->depth, FUZZ_N_VECTORS, rdt_eps_to_double(c->eps));
+      c->trees += c->primary_trees;
+    }
+  }
   rdt_forest f;
-  CHECK(rdt_forest_init(&f, s, c)); /* takes the schema */
-  uint32_t C = f.schema.n_classes, nf = f.schema.n_features, slots = rdt_forest_slots(&f);
-  if (!diprime) check_nodes(&f);
+  uint32_t nf = s->n_features;
+  double *pub = NULL;
+  char err[256];
+  if (!rdt_forest_init(&f, s, c)) { /* takes the schema; a matrix forest may refuse its size */
+    CHECK(matrix && f.error[0] != 0);
+    rdt_forest_free(&f);
+    return;
+  }
+  if (sharp) { /* the fixed vectors are the public rows too */
+    pub = malloc((size_t)FUZZ_N_VECTORS * nf * sizeof *pub);
+    CHECK(pub);
+    for (int v = 0; v < FUZZ_N_VECTORS; v++) fuzz_vector(&f, v, pub + (size_t)v * nf);
+    if (!rdt_sharp_build(&f, pub, FUZZ_N_VECTORS, err, sizeof err)) {
+      CHECK(err[0] != 0);
+      free(pub);
+      rdt_forest_free(&f);
+      return;
+    }
+  }
+  uint32_t C = f.schema.n_classes, slots = rdt_forest_slots(&f);
+  if (!diprime && !f.matrix) check_nodes(&f);
 
   /* A few rows: every fixed vector, classes (or targets) in turn. */
   double *rows = malloc((size_t)FUZZ_N_VECTORS * nf * sizeof *rows);
@@ -132,11 +185,18 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
   } else {
     for (int v = 0; v < FUZZ_N_VECTORS; v++) rdt_forest_train_row(&f, rows + (size_t)v * nf, cls[v]);
     rdt_forest_train_batch(&f, rows, cls, FUZZ_N_VECTORS);
-    int64_t total = 0;
-    for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * slots; i++) total += f.counts[i];
-    CHECK(total == (int64_t)2 * FUZZ_N_VECTORS * f.config.trees);
-    rdt_forest_add_noise(&f, &noise);
+    if (!f.matrix) {
+      int64_t total = 0;
+      for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * slots; i++) total += f.counts[i];
+      CHECK(total == (int64_t)2 * FUZZ_N_VECTORS * f.config.trees);
+      rdt_forest_add_noise(&f, &noise);
+    } else if (sharp) {
+      CHECK(rdt_sharp_release(&f, pub, FUZZ_N_VECTORS, &noise));
+    } else {
+      CHECK(rdt_matrix_release(&f, &noise));
+    }
   }
+  free(pub);
   rdt_rng_clear(&noise);
   free(rows);
   CHECK(rdt_forest_prepare(&f));
@@ -146,7 +206,6 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
   unsigned char *blob = rdt_model_encode(&f, &size);
   CHECK(blob && size == rdt_model_size(&f));
   rdt_forest g;
-  char err[256];
   if (!rdt_model_decode(blob, size, &g, err, sizeof err)) {
     fprintf(stderr, "decode of a fresh model failed: %s\n", err);
     CHECK(!"a freshly encoded model decodes");
@@ -171,8 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   check_schema(&s, &c);
-  if (rdt_forest_counters(&c, rdt_config_slots(&c, s.n_classes)) < MAX_COUNTERS_BUILT &&
-      build_work(&s, &c) < MAX_BUILD_WORK)
+  if (small_enough(&s, &c))
     build_and_check(&s, &c);
   else
     rdt_schema_free(&s);
