@@ -870,6 +870,33 @@ static void test_matrix(void) {
   }
   rdt_forest_free(&np);
 
+  /* Mergeable state: two partial states on the same seeded structure add up
+  ** to the state of all their rows (tables of a private forest, before noise). */
+  rdt_forest whole, part_a, part_b;
+  if (matrix_forest(&whole, "\"strategy\": \"marginals\",") && matrix_forest(&part_a, "\"strategy\": \"marginals\",") &&
+      matrix_forest(&part_b, "\"strategy\": \"marginals\",")) {
+    rdt_rng rows_rng;
+    seeded(&rows_rng, "matrix-merge");
+    for (int r = 0; r < 200; r++) {
+      uint32_t bins[4];
+      double xs[4];
+      full_cell((uint32_t)rdt_rng_below(&rows_rng, MX_FULL), bins, xs);
+      uint32_t cls = (uint32_t)rdt_rng_below(&rows_rng, 2);
+      rdt_forest_train_row(&whole, xs, cls);
+      rdt_forest_train_row(r % 3 ? &part_a : &part_b, xs, cls);
+    }
+    size_t n = (size_t)whole.matrix->n_cells * 2;
+    int merged = rdt_forest_merge(&part_a, &part_b) &&
+                 memcmp(part_a.matrix->cells, whole.matrix->cells, n * sizeof *whole.matrix->cells) == 0;
+    check(merged, "matrix: partial table states on one seeded structure merge into the state of all rows");
+    rdt_rng_clear(&rows_rng);
+  } else {
+    check(0, "matrix: merge setup");
+  }
+  rdt_forest_free(&whole);
+  rdt_forest_free(&part_a);
+  rdt_forest_free(&part_b);
+
   /* Batch prediction: the identity factor of a query is sum over cells of
   ** w(cell)^2, w = the number of trees whose leaf holds both the query and
   ** the cell; checked against that definition cell by cell. */
