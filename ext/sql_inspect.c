@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/matrix.h"
 #include "core/model.h"
+#include "core/sharp.h"
 #include "rdt_sql.h"
 
 typedef enum { INSPECT_TREES, INSPECT_NODES, INSPECT_IMPORTANCE } inspect_kind;
@@ -39,6 +41,9 @@ typedef struct {
   rdt_forest f;
   sqlite3_int64 row, rows;
   double *importance; /* per feature: splits, weighted (importance table) */
+  /* Multiway forests (matrix, RDT#): per node of the whole forest. */
+  double *node_rows;   /* noisy rows under it (leaf values clamped at 0, summed) */
+  uint32_t *parent, *depth; /* tree-relative parent (root: itself), depth */
 } inspect_cursor;
 
 static int inspect_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
@@ -97,7 +102,11 @@ static int inspect_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
 static void cursor_reset(inspect_cursor *c) {
   if (c->loaded) rdt_forest_free(&c->f);
   free(c->importance);
-  c->importance = NULL;
+  free(c->node_rows);
+  free(c->parent);
+  free(c->depth);
+  c->importance = c->node_rows = NULL;
+  c->parent = c->depth = NULL;
   c->loaded = 0;
   c->row = c->rows = 0;
 }
@@ -130,11 +139,58 @@ static double subtree_rows(const rdt_forest *f, uint32_t t, uint32_t node) {
   return total;
 }
 
+/* Multiway trees: parents, depths and rows under every node, bottom-up
+** (children follow their parent in breadth-first order). An RDT# leaf
+** holds the rows of all its centres. */
+static int index_multiway(inspect_cursor *c) {
+  const rdt_forest *f = &c->f;
+  const rdt_matrix *m = f->matrix;
+  size_t n = m->node_start[f->config.trees];
+  c->node_rows = calloc(n + 1, sizeof *c->node_rows);
+  c->parent = malloc((n + 1) * sizeof *c->parent);
+  c->depth = malloc((n + 1) * sizeof *c->depth);
+  if (!c->node_rows || !c->parent || !c->depth) return 0;
+  for (uint32_t t = 0; t < f->config.trees; t++) {
+    uint32_t a = m->node_start[t], b = m->node_start[t + 1];
+    c->parent[a] = 0;
+    c->depth[a] = 0;
+    for (uint32_t i = a; i < b; i++) {
+      const rdt_mnode *nd = &m->nodes[i];
+      if (nd->feature == RDT_MNODE_LEAF) continue;
+      for (uint32_t k = 0; k < m->domain[nd->feature]; k++) {
+        c->parent[a + nd->next + k] = i - a;
+        c->depth[a + nd->next + k] = c->depth[i] + 1;
+      }
+    }
+    for (uint32_t i = b; i-- > a;) {
+      const rdt_mnode *nd = &m->nodes[i];
+      if (nd->feature == RDT_MNODE_LEAF) {
+        uint64_t l = m->leaf_start[t] + nd->next;
+        if (f->sharp)
+          for (uint64_t k = f->sharp->slot_start[l]; k < f->sharp->slot_start[l + 1]; k++) c->node_rows[i] += leaf_rows(f, k);
+        else
+          c->node_rows[i] = leaf_rows(f, l);
+      }
+      if (i > a) c->node_rows[a + c->parent[i]] += c->node_rows[i];
+    }
+  }
+  return 1;
+}
+
 static int compute_importance(inspect_cursor *c) {
   const rdt_forest *f = &c->f;
   uint32_t nf = f->schema.n_features;
   c->importance = calloc(2 * (size_t)nf, sizeof *c->importance);
   if (!c->importance) return 0;
+  if (f->matrix) {
+    for (size_t i = 0; i < f->matrix->node_start[f->config.trees]; i++) {
+      const rdt_mnode *nd = &f->matrix->nodes[i];
+      if (nd->feature == RDT_MNODE_LEAF) continue;
+      c->importance[2 * nd->feature] += 1;
+      c->importance[2 * nd->feature + 1] += c->node_rows[i];
+    }
+    return 1;
+  }
   for (uint32_t t = 0; t < f->config.trees; t++)
     for (uint32_t i = 0; i < f->n_internal; i++) {
       const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
@@ -163,17 +219,11 @@ static int inspect_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str
   }
   c->loaded = 1;
   const rdt_forest *f = &c->f;
-  if (f->matrix) { /* multiway trees have no binary node table to list */
-    sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = sqlite3_mprintf("%s: not available for multiway forests (\"noise\": \"matrix\" or "
-                                          "\"algorithm\": \"rdt#\") in this version; rdt_info describes them",
-                                          v->kind == INSPECT_TREES   ? "rdt_trees"
-                                          : v->kind == INSPECT_NODES ? "rdt_nodes"
-                                                                     : "rdt_feature_importance");
-    return SQLITE_ERROR;
-  }
+  if (f->matrix && !index_multiway(c)) return SQLITE_NOMEM;
   if (v->kind == INSPECT_TREES) c->rows = f->config.trees;
-  else if (v->kind == INSPECT_NODES) c->rows = (sqlite3_int64)f->config.trees * (f->n_internal + f->n_leaves);
+  else if (v->kind == INSPECT_NODES)
+    c->rows = f->matrix ? (sqlite3_int64)f->matrix->node_start[f->config.trees]
+                        : (sqlite3_int64)f->config.trees * (f->n_internal + f->n_leaves);
   else {
     c->rows = f->schema.n_features;
     if (!compute_importance(c)) return SQLITE_NOMEM;
@@ -197,9 +247,16 @@ static int inspect_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
 }
 
 /* The privacy budget one tree's release accounts for. */
-static double tree_epsilon(const rdt_forest *f) {
+static double tree_epsilon(const rdt_forest *f, uint32_t t) {
   const rdt_config *c = &f->config;
   if (!c->is_private) return NAN;
+  /* RDT#: the primary trees share eps; the secondary ones spend none. */
+  if (f->sharp) return t < f->sharp->primary ? rdt_eps_to_double(c->eps) / f->sharp->primary : 0;
+  /* Matrix: per-leaf noise splits eps over the trees (not with partition);
+  ** the tables' eps is shared by every tree derived from them. */
+  if (f->matrix)
+    return f->matrix->strategy == RDT_STRATEGY_LEAF && !c->partition ? rdt_eps_to_double(c->eps) / c->trees
+                                                                       : rdt_eps_to_double(c->eps);
   if (c->algorithm == RDT_ALGO_DIPRIME) return c->partition ? rdt_eps_to_double(c->eps) : rdt_eps_to_double(c->eps) / c->trees;
   return rdt_eps_to_double(c->eps) / c->trees;
 }
@@ -250,9 +307,125 @@ static void result_categories(sqlite3_context *ctx, const rdt_forest *f, const r
   else sqlite3_result_text(ctx, s, len, sqlite3_free);
 }
 
+static const char *algorithm_name(const rdt_forest *f) {
+  switch (f->config.algorithm) {
+    case RDT_ALGO_DIPRIME: return "diprime";
+    case RDT_ALGO_MATRIX: return "matrix";
+    case RDT_ALGO_SHARP: return "rdt#";
+    default: return "rdt";
+  }
+}
+
+/* rdt_trees for multiway trees: leaves and splits are counted per tree. */
+static void column_trees_multiway(inspect_cursor *c, sqlite3_context *ctx, int col) {
+  const rdt_forest *f = &c->f;
+  const rdt_matrix *m = f->matrix;
+  uint32_t t = (uint32_t)c->row, a = m->node_start[t], b = m->node_start[t + 1];
+  sqlite3_int64 leaves = m->leaf_start[t + 1] - m->leaf_start[t], empty = 0;
+  for (uint32_t i = a; i < b; i++) empty += m->nodes[i].feature == RDT_MNODE_LEAF && c->node_rows[i] <= 0;
+  switch (col) {
+    case 0: sqlite3_result_int64(ctx, t); break;
+    case 1: sqlite3_result_int64(ctx, f->config.depth); break;
+    case 2: sqlite3_result_int64(ctx, leaves); break;
+    case 3: sqlite3_result_int64(ctx, (sqlite3_int64)(b - a) - leaves); break;
+    case 4: sqlite3_result_int64(ctx, empty); break;
+    case 5: {
+      double e = tree_epsilon(f, t);
+      if (e != e) sqlite3_result_null(ctx);
+      else sqlite3_result_double(ctx, e);
+      break;
+    }
+    case 6: sqlite3_result_text(ctx, algorithm_name(f), -1, SQLITE_STATIC); break;
+    default: sqlite3_result_null(ctx);
+  }
+}
+
+/* The branch a multiway node hangs on: its parent's value (categorical) or
+** the [lo, hi] bounds of its bin (numeric), as JSON. */
+static void result_branch(sqlite3_context *ctx, const rdt_forest *f, uint32_t feature, uint32_t bin) {
+  const rdt_feature *ft = &f->schema.features[feature];
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  if (ft->type == RDT_FEATURE_NUMERIC) {
+    double w = (ft->max - ft->min) / f->matrix->bins;
+    sqlite3_str_appendf(o, "[%!.17g,%!.17g]", ft->min + w * bin,
+                        bin + 1 == f->matrix->bins ? ft->max : ft->min + w * (bin + 1));
+  } else {
+    sqlite3_str_appendchar(o, 1, '[');
+    rdt_sql_json_value(o, &ft->values[bin]);
+    sqlite3_str_appendchar(o, 1, ']');
+  }
+  int len = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_text(ctx, s, len, sqlite3_free);
+}
+
+/* rdt_nodes for multiway trees: kind "multiway" with left/right the first
+** and last child; a leaf's value sums its centres (RDT#). */
+static void column_nodes_multiway(inspect_cursor *c, sqlite3_context *ctx, int col) {
+  const rdt_forest *f = &c->f;
+  const rdt_matrix *m = f->matrix;
+  uint32_t g = (uint32_t)c->row, t = 0;
+  while (m->node_start[t + 1] <= g) t++;
+  uint32_t a = m->node_start[t], id = g - a;
+  const rdt_mnode *nd = &m->nodes[g];
+  int leaf = nd->feature == RDT_MNODE_LEAF;
+  const rdt_mnode *up = id ? &m->nodes[a + c->parent[g]] : NULL;
+  switch (col) {
+    case 0: sqlite3_result_int64(ctx, t); break;
+    case 1: sqlite3_result_int64(ctx, id); break;
+    case 2: sqlite3_result_int64(ctx, c->depth[g]); break;
+    case 3: if (id == 0) sqlite3_result_null(ctx); else sqlite3_result_int64(ctx, c->parent[g]); break;
+    case 4: sqlite3_result_int(ctx, leaf); break;
+    case 5:
+      if (leaf) sqlite3_result_null(ctx);
+      else sqlite3_result_text(ctx, f->schema.features[nd->feature].name, -1, SQLITE_TRANSIENT);
+      break;
+    case 6: sqlite3_result_text(ctx, leaf ? "leaf" : "multiway", -1, SQLITE_STATIC); break;
+    case 8:
+      if (up) result_branch(ctx, f, up->feature, id - up->next);
+      else sqlite3_result_null(ctx);
+      break;
+    case 9: if (leaf) sqlite3_result_null(ctx); else sqlite3_result_int64(ctx, nd->next); break;
+    case 10:
+      if (leaf) sqlite3_result_null(ctx);
+      else sqlite3_result_int64(ctx, (sqlite3_int64)nd->next + m->domain[nd->feature] - 1);
+      break;
+    case 11:
+      if (!leaf) {
+        sqlite3_result_null(ctx);
+      } else if (f->sharp) { /* the centres' counters, summed */
+        uint64_t l = m->leaf_start[t] + nd->next;
+        uint32_t C = f->schema.n_classes;
+        sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+        sqlite3_str_appendchar(o, 1, '{');
+        for (uint32_t k = 0; k < C; k++) {
+          int64_t sum = 0;
+          for (uint64_t q = f->sharp->slot_start[l]; q < f->sharp->slot_start[l + 1]; q++) sum += f->counts[q * C + k];
+          if (k) sqlite3_str_appendchar(o, 1, ',');
+          rdt_sql_json_string(o, f->schema.classes[k].text, f->schema.classes[k].text_len);
+          sqlite3_str_appendf(o, ":%lld", (long long)sum);
+        }
+        sqlite3_str_appendchar(o, 1, '}');
+        int len = sqlite3_str_length(o);
+        char *str = sqlite3_str_finish(o);
+        if (!str) sqlite3_result_error_nomem(ctx);
+        else sqlite3_result_text(ctx, str, len, sqlite3_free);
+      } else {
+        result_leaf_value(ctx, f, m->leaf_start[t] + nd->next);
+      }
+      break;
+    default: sqlite3_result_null(ctx);
+  }
+}
+
 static void column_trees(inspect_cursor *c, sqlite3_context *ctx, int col) {
   const rdt_forest *f = &c->f;
   uint32_t t = (uint32_t)c->row;
+  if (f->matrix) {
+    column_trees_multiway(c, ctx, col);
+    return;
+  }
   switch (col) {
     case 0: sqlite3_result_int64(ctx, t); break;
     case 1: sqlite3_result_int64(ctx, f->config.depth); break;
@@ -270,18 +443,22 @@ static void column_trees(inspect_cursor *c, sqlite3_context *ctx, int col) {
       break;
     }
     case 5: {
-      double e = tree_epsilon(f);
+      double e = tree_epsilon(f, t);
       if (e != e) sqlite3_result_null(ctx);
       else sqlite3_result_double(ctx, e);
       break;
     }
-    case 6: sqlite3_result_text(ctx, f->config.algorithm == RDT_ALGO_DIPRIME ? "diprime" : "rdt", -1, SQLITE_STATIC); break;
+    case 6: sqlite3_result_text(ctx, algorithm_name(f), -1, SQLITE_STATIC); break;
     default: sqlite3_result_null(ctx);
   }
 }
 
 static void column_nodes(inspect_cursor *c, sqlite3_context *ctx, int col) {
   const rdt_forest *f = &c->f;
+  if (f->matrix) {
+    column_nodes_multiway(c, ctx, col);
+    return;
+  }
   uint32_t per_tree = f->n_internal + f->n_leaves;
   uint32_t t = (uint32_t)(c->row / per_tree), id = (uint32_t)(c->row % per_tree);
   int leaf = id >= f->n_internal;
