@@ -32,6 +32,9 @@ class Model:
     def __init__(self, doc):
         if doc.get("format") != "rdt-model-json" or doc.get("format_version") != 1:
             raise ValueError("not an rdt model export (format rdt-model-json, version 1)")
+        if doc.get("layout") == "multiway" or doc.get("vote") == 4:
+            raise ValueError("this reader predicts with complete binary trees and the majority, threshold and "
+                             "probabilistic votes; multiway forests (matrix, rdt#) and weight voting need the extension")
         self.doc = doc
         self.features = doc["features"]
         self.classes = doc["classes"]

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/matrix.h"
 #include "core/model.h"
+#include "core/sharp.h"
 #include "rdt_sql.h"
 
 #define EXPORT_FORMAT "rdt-model-json"
@@ -24,44 +26,11 @@ static void put_hex(sqlite3_str *o, const unsigned char *b, size_t n) {
   sqlite3_str_appendchar(o, 1, '"');
 }
 
-void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
-  if (!h) return;
-  const rdt_forest *f = &h->forest;
+/* Complete binary trees: "nodes", per tree in heap order [kind, feature,
+** value] (a subset's value is its mask in hex); "leaves", per tree and
+** leaf, the released values (classes, or count and sum). */
+static void export_binary(sqlite3_str *o, const rdt_forest *f) {
   const rdt_config *c = &f->config;
-  if (f->matrix) {
-    sqlite3_result_error(ctx, "rdt_export: not available for multiway forests (\"noise\": \"matrix\" or "
-                              "\"algorithm\": \"rdt#\") in this version; the model BLOB itself is the portable form", -1);
-    return;
-  }
-  int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
-  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",
-                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR);
-  put_hex(o, f->model_id, 16);
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
-                      c->seeded ? "true" : "false", c->is_private ? "true" : "false");
-  if (c->is_private) {
-    sqlite3_str_appendf(o, ",\"epsilon\":%!.17g,\"epsilon_num\":%llu,\"epsilon_den\":4294967296", rdt_eps_to_double(c->eps),
-                        (unsigned long long)c->eps.num);
-    if (diprime)
-      sqlite3_str_appendf(o, ",\"epsilon_query_num\":%llu,\"epsilon_leaf_num\":%llu", (unsigned long long)c->eps_query.num,
-                          (unsigned long long)c->eps_leaf.num);
-  }
-  sqlite3_str_appendf(o,
-                      "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
-                      "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
-                      "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
-                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":",
-                      diprime ? "diprime" : "rdt", regression ? "regression" : "classification", c->trees, c->depth,
-                      (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
-                      (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->rho, c->candidates,
-                      c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
-  rdt_sql_json_features(o, &f->schema);
-  sqlite3_str_appendall(o, ",\"classes\":");
-  rdt_sql_json_classes(o, &f->schema);
-  /* nodes: per tree, heap order, [kind, feature, value]; a subset's value is its mask in hex */
   sqlite3_str_appendall(o, ",\"nodes\":[");
   for (uint32_t t = 0; t < c->trees; t++) {
     sqlite3_str_appendall(o, t ? ",[" : "[");
@@ -88,7 +57,130 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
     sqlite3_str_appendchar(o, 1, ']');
   }
-  sqlite3_str_appendall(o, "],\"signature\":");
+  sqlite3_str_appendchar(o, 1, ']');
+}
+
+static void put_u32_list(sqlite3_str *o, const uint32_t *v, uint32_t n) {
+  sqlite3_str_appendchar(o, 1, '[');
+  for (uint32_t i = 0; i < n; i++) sqlite3_str_appendf(o, "%s%u", i ? "," : "", v[i]);
+  sqlite3_str_appendchar(o, 1, ']');
+}
+
+/* Multiway trees (matrix, RDT#): "layout": "multiway"; "nodes", per tree in
+** breadth-first order [feature, next] (feature -1: a leaf, next its index);
+** "leaves", per tree, the released values of each slot (a leaf, or for
+** RDT# each centre of each leaf in order); "matrix" or "rdt#" the rest of
+** the model's MTRX / CELL or SHRP / CNTR sections (sql/model-format.md). */
+static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
+  const rdt_config *c = &f->config;
+  const rdt_matrix *m = f->matrix;
+  uint32_t slots = rdt_forest_slots(f), nf = f->schema.n_features;
+  sqlite3_str_appendf(o, ",\"layout\":\"multiway\",\"bins\":%u,\"nodes\":[", m->bins);
+  for (uint32_t t = 0; t < c->trees; t++) {
+    sqlite3_str_appendall(o, t ? ",[" : "[");
+    for (uint32_t i = m->node_start[t]; i < m->node_start[t + 1]; i++) {
+      const rdt_mnode *nd = &m->nodes[i];
+      if (nd->feature == RDT_MNODE_LEAF) sqlite3_str_appendf(o, "%s[-1,%u]", i > m->node_start[t] ? "," : "", nd->next);
+      else sqlite3_str_appendf(o, "%s[%u,%u]", i > m->node_start[t] ? "," : "", nd->feature, nd->next);
+    }
+    sqlite3_str_appendchar(o, 1, ']');
+  }
+  sqlite3_str_appendall(o, "],\"leaves\":[");
+  for (uint32_t t = 0; t < c->trees; t++) {
+    uint64_t a = m->leaf_start[t], b = m->leaf_start[t + 1];
+    if (f->sharp) { a = f->sharp->slot_start[a]; b = f->sharp->slot_start[b]; }
+    sqlite3_str_appendall(o, t ? ",[" : "[");
+    for (uint64_t l = a; l < b; l++) {
+      const int64_t *v = f->counts + l * slots;
+      sqlite3_str_appendall(o, l > a ? ",[" : "[");
+      for (uint32_t k = 0; k < slots; k++) sqlite3_str_appendf(o, "%s%lld", k ? "," : "", (long long)v[k]);
+      sqlite3_str_appendchar(o, 1, ']');
+    }
+    sqlite3_str_appendchar(o, 1, ']');
+  }
+  sqlite3_str_appendchar(o, 1, ']');
+  if (f->sharp) {
+    const rdt_sharp *sh = f->sharp;
+    sqlite3_str_appendf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu,\"centres\":[",
+                        sh->primary, sh->cells, (unsigned long long)sh->public_rows);
+    for (uint64_t l = 0; l < rdt_matrix_leaves(f); l++) {
+      sqlite3_str_appendall(o, l ? ",[" : "[");
+      uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
+      for (uint32_t k = a; k < b && !isnan(sh->centres[(size_t)a * nf]); k++) {
+        sqlite3_str_appendall(o, k > a ? ",[" : "[");
+        for (uint32_t j = 0; j < nf; j++) sqlite3_str_appendf(o, "%s%!.17g", j ? "," : "", sh->centres[(size_t)k * nf + j]);
+        sqlite3_str_appendchar(o, 1, ']');
+      }
+      sqlite3_str_appendchar(o, 1, ']');
+    }
+    sqlite3_str_appendall(o, "]}");
+    return;
+  }
+  sqlite3_str_appendf(o, ",\"matrix\":{\"strategy\":%u,\"expected_error\":[", m->strategy);
+  for (int k = 0; k < RDT_N_STRATEGIES; k++) {
+    if (isfinite(m->factor[k])) sqlite3_str_appendf(o, "%s%!.17g", k ? "," : "", m->factor[k]);
+    else sqlite3_str_appendf(o, "%snull", k ? "," : "");
+  }
+  sqlite3_str_appendf(o, "],\"expected_leaf_variance\":%!.17g,\"tables\":[", m->expected_variance);
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    sqlite3_str_appendf(o, "%s{\"epsilon_num\":%llu,\"weight\":%!.17g,\"attributes\":", g ? "," : "",
+                        (unsigned long long)m->tables[g].eps.num, m->tables[g].weight);
+    put_u32_list(o, m->tables[g].attrs, m->tables[g].n_attrs);
+    sqlite3_str_appendchar(o, 1, '}');
+  }
+  sqlite3_str_appendall(o, "],\"cells\":");
+  if (m->exact_cells) {
+    sqlite3_str_appendall(o, "{\"attributes\":");
+    put_u32_list(o, m->exact.attrs, m->exact.n_attrs);
+    sqlite3_str_appendall(o, ",\"values\":[");
+    for (uint64_t i = 0; i < m->exact.cells * slots; i++)
+      sqlite3_str_appendf(o, "%s%lld", i ? "," : "", (long long)m->exact_cells[i]);
+    sqlite3_str_appendall(o, "]}}");
+  } else {
+    sqlite3_str_appendall(o, "null}");
+  }
+}
+
+void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
+  if (!h) return;
+  const rdt_forest *f = &h->forest;
+  const rdt_config *c = &f->config;
+  int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",
+                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR);
+  put_hex(o, f->model_id, 16);
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
+                      c->seeded ? "true" : "false", c->is_private ? "true" : "false");
+  if (c->is_private) {
+    sqlite3_str_appendf(o, ",\"epsilon\":%!.17g,\"epsilon_num\":%llu,\"epsilon_den\":4294967296", rdt_eps_to_double(c->eps),
+                        (unsigned long long)c->eps.num);
+    if (diprime)
+      sqlite3_str_appendf(o, ",\"epsilon_query_num\":%llu,\"epsilon_leaf_num\":%llu", (unsigned long long)c->eps_query.num,
+                          (unsigned long long)c->eps_leaf.num);
+  }
+  sqlite3_str_appendf(o,
+                      "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
+                      "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
+                      "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
+                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":",
+                      diprime ? "diprime" : c->algorithm == RDT_ALGO_MATRIX ? "matrix" : f->sharp ? "rdt#" : "rdt",
+                      regression ? "regression" : "classification", c->trees, c->depth,
+                      (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
+                      (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->rho, c->candidates,
+                      c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
+  rdt_sql_json_features(o, &f->schema);
+  sqlite3_str_appendall(o, ",\"classes\":");
+  rdt_sql_json_classes(o, &f->schema);
+  if (f->matrix) {
+    export_multiway(o, f);
+  } else {
+    export_binary(o, f);
+  }
+  sqlite3_str_appendall(o, ",\"signature\":");
+
   if (f->is_signed) {
     sqlite3_str_appendall(o, "{\"note\":");
     rdt_sql_json_string(o, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
@@ -172,6 +264,170 @@ static int values_from(importer *im, const rdt_json *arr, rdt_value **out, uint3
   return 1;
 }
 
+static int import_signature(importer *im, const rdt_json *root, rdt_forest *f);
+
+static int u32_list(importer *im, const rdt_json *arr, uint32_t max, uint32_t **out, uint32_t *n) {
+  if (!arr || arr->type != RDT_JSON_ARRAY || arr->n > max) return bad(im, "an index list is malformed");
+  *out = malloc((arr->n ? arr->n : 1) * sizeof **out);
+  if (!*out) return bad(im, "out of memory");
+  *n = (uint32_t)arr->n;
+  for (size_t i = 0; i < arr->n; i++) {
+    const rdt_json *v = arr->items[i];
+    if (v->type != RDT_JSON_NUMBER || !v->is_integer || v->integer < 0 || (uint64_t)v->integer >= max)
+      return bad(im, "an index is out of range");
+    (*out)[i] = (uint32_t)v->integer;
+  }
+  return 1;
+}
+
+static int int_array(importer *im, const rdt_json *arr, int64_t *out, size_t n) {
+  if (!arr || arr->type != RDT_JSON_ARRAY || arr->n != n) return bad(im, "a value array has the wrong length");
+  for (size_t i = 0; i < n; i++) {
+    if (arr->items[i]->type != RDT_JSON_NUMBER || !arr->items[i]->is_integer) return bad(im, "values must be integers");
+    out[i] = arr->items[i]->integer;
+  }
+  return 1;
+}
+
+/* The multiway part of an export (export_multiway); the decoder validates
+** the result as it does any BLOB. */
+static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
+  rdt_config *c = &f->config;
+  uint32_t nf = f->schema.n_features, slots = rdt_forest_slots(f);
+  if (c->algorithm != RDT_ALGO_MATRIX && c->algorithm != RDT_ALGO_SHARP)
+    return bad(im, "a multiway layout needs \"algorithm\" \"matrix\" or \"rdt#\"");
+  rdt_matrix *m = f->matrix = calloc(1, sizeof *f->matrix);
+  if (!m) return bad(im, "out of memory");
+  uint64_t u;
+  if (!member_uint(im, root, "bins", RDT_MATRIX_MAX_BINS, &u)) return 0;
+  m->bins = c->bins = (uint32_t)u;
+  m->strategy = RDT_STRATEGY_LEAF;
+  if (!rdt_matrix_domains(f)) return bad(im, "out of memory");
+  const rdt_json *nodes = member(im, root, "nodes", RDT_JSON_ARRAY), *leaves = member(im, root, "leaves", RDT_JSON_ARRAY);
+  if (!nodes || !leaves) return 0;
+  if (nodes->n != c->trees || leaves->n != c->trees) return bad(im, "\"nodes\" and \"leaves\" need one entry per tree");
+  uint64_t n_nodes = 0, n_slots = 0;
+  for (uint32_t t = 0; t < c->trees; t++) {
+    if (nodes->items[t]->type != RDT_JSON_ARRAY || leaves->items[t]->type != RDT_JSON_ARRAY)
+      return bad(im, "a tree is malformed");
+    n_nodes += nodes->items[t]->n;
+    n_slots += leaves->items[t]->n;
+  }
+  if (n_nodes > UINT32_MAX / 2 || n_slots > RDT_MAX_COUNTERS / slots) return bad(im, "the model is too large");
+  m->node_start = malloc((c->trees + 1) * sizeof *m->node_start);
+  m->leaf_start = malloc((c->trees + 1) * sizeof *m->leaf_start);
+  m->nodes = malloc((size_t)(n_nodes ? n_nodes : 1) * sizeof *m->nodes);
+  f->counts = calloc((size_t)(n_slots ? n_slots : 1) * slots, sizeof *f->counts);
+  if (!m->node_start || !m->leaf_start || !m->nodes || !f->counts) return bad(im, "out of memory");
+  uint64_t at = 0, leaf_no = 0, slot_no = 0;
+  for (uint32_t t = 0; t < c->trees; t++) {
+    const rdt_json *tn = nodes->items[t], *tl = leaves->items[t];
+    m->node_start[t] = (uint32_t)at;
+    m->leaf_start[t] = (uint32_t)leaf_no;
+    for (size_t i = 0; i < tn->n; i++, at++) {
+      const rdt_json *n = tn->items[i];
+      if (n->type != RDT_JSON_ARRAY || n->n != 2 || n->items[0]->type != RDT_JSON_NUMBER || !n->items[0]->is_integer ||
+          n->items[0]->integer < -1 || n->items[0]->integer >= (long long)nf || n->items[1]->type != RDT_JSON_NUMBER ||
+          !n->items[1]->is_integer || n->items[1]->integer < 0 || n->items[1]->integer > UINT32_MAX / 2)
+        return bad(im, "a node is malformed");
+      m->nodes[at].feature = n->items[0]->integer < 0 ? RDT_MNODE_LEAF : (uint32_t)n->items[0]->integer;
+      m->nodes[at].next = (uint32_t)n->items[1]->integer;
+      leaf_no += m->nodes[at].feature == RDT_MNODE_LEAF;
+    }
+    for (size_t l = 0; l < tl->n; l++, slot_no++)
+      if (!int_array(im, tl->items[l], f->counts + slot_no * slots, slots)) return 0;
+  }
+  m->node_start[c->trees] = (uint32_t)at;
+  m->leaf_start[c->trees] = (uint32_t)leaf_no;
+  if (c->algorithm == RDT_ALGO_SHARP) {
+    const rdt_json *sj = member(im, root, "rdt#", RDT_JSON_OBJECT);
+    if (!sj) return 0;
+    rdt_sharp *sh = f->sharp = calloc(1, sizeof *f->sharp);
+    if (!sh) return bad(im, "out of memory");
+    uint64_t primary, cells, public_rows;
+    if (!member_uint(im, sj, "primary_trees", c->trees, &primary) || !member_uint(im, sj, "cells", RDT_SHARP_MAX_CELLS, &cells) ||
+        !member_uint(im, sj, "public_rows", RDT_SHARP_MAX_PUBLIC_ROWS, &public_rows))
+      return 0;
+    sh->primary = c->primary_trees = (uint32_t)primary;
+    sh->cells = c->cells = (uint32_t)cells;
+    sh->public_rows = public_rows;
+    const rdt_json *centres = member(im, sj, "centres", RDT_JSON_ARRAY);
+    if (!centres) return 0;
+    if (centres->n != leaf_no) return bad(im, "\"centres\" needs one entry per leaf");
+    sh->slot_start = malloc((size_t)(leaf_no + 1) * sizeof *sh->slot_start);
+    sh->centres = malloc((size_t)(n_slots ? n_slots : 1) * nf * sizeof *sh->centres);
+    if (!sh->slot_start || !sh->centres) return bad(im, "out of memory");
+    uint64_t k = 0;
+    for (uint64_t l = 0; l < leaf_no; l++) {
+      const rdt_json *cl = centres->items[l];
+      if (cl->type != RDT_JSON_ARRAY) return bad(im, "a leaf's centres are malformed");
+      sh->slot_start[l] = (uint32_t)k;
+      uint64_t n = cl->n ? cl->n : 1;
+      if (k + n > n_slots) return bad(im, "\"centres\" and \"leaves\" disagree");
+      for (uint64_t q = 0; q < n; q++, k++) {
+        double *dst = sh->centres + (size_t)k * nf;
+        if (!cl->n) {
+          for (uint32_t j = 0; j < nf; j++) dst[j] = NAN;
+          continue;
+        }
+        const rdt_json *cv = cl->items[q];
+        if (cv->type != RDT_JSON_ARRAY || cv->n != nf) return bad(im, "a centre is malformed");
+        for (uint32_t j = 0; j < nf; j++) {
+          if (cv->items[j]->type != RDT_JSON_NUMBER) return bad(im, "a centre is malformed");
+          dst[j] = cv->items[j]->number;
+        }
+      }
+    }
+    if (k != n_slots) return bad(im, "\"centres\" and \"leaves\" disagree");
+    sh->slot_start[leaf_no] = (uint32_t)k;
+    return 1;
+  }
+  if (n_slots != leaf_no) return bad(im, "\"leaves\" needs one entry per leaf");
+  const rdt_json *mj = member(im, root, "matrix", RDT_JSON_OBJECT);
+  if (!mj) return 0;
+  if (!member_uint(im, mj, "strategy", RDT_N_STRATEGIES, &u) || !member_double(im, mj, "expected_leaf_variance", &m->expected_variance))
+    return 0;
+  m->strategy = (uint32_t)u;
+  const rdt_json *fa = member(im, mj, "expected_error", RDT_JSON_ARRAY);
+  if (!fa) return 0;
+  if (fa->n != RDT_N_STRATEGIES) return bad(im, "\"expected_error\" needs one entry per strategy");
+  for (int k = 0; k < RDT_N_STRATEGIES; k++) {
+    const rdt_json *e = fa->items[k];
+    if (e->type == RDT_JSON_NULL) m->factor[k] = INFINITY;
+    else if (e->type == RDT_JSON_NUMBER) m->factor[k] = e->number;
+    else return bad(im, "\"expected_error\" entries must be numbers or null");
+  }
+  const rdt_json *tables = member(im, mj, "tables", RDT_JSON_ARRAY);
+  if (!tables) return 0;
+  if (tables->n > RDT_MAX_COUNTERS) return bad(im, "too many tables");
+  if (tables->n && !(m->tables = calloc(tables->n, sizeof *m->tables))) return bad(im, "out of memory");
+  m->n_tables = (uint32_t)tables->n;
+  for (size_t g = 0; g < tables->n; g++) {
+    const rdt_json *tj = tables->items[g];
+    if (tj->type != RDT_JSON_OBJECT || !member_uint(im, tj, "epsilon_num", UINT64_MAX >> 1, &m->tables[g].eps.num) ||
+        !member_double(im, tj, "weight", &m->tables[g].weight) ||
+        !u32_list(im, rdt_json_get(tj, "attributes"), nf, &m->tables[g].attrs, &m->tables[g].n_attrs))
+      return bad(im, "a table is malformed");
+  }
+  const rdt_json *cells = rdt_json_get(mj, "cells");
+  if (cells && cells->type == RDT_JSON_OBJECT) {
+    uint32_t *attrs = NULL, n_attrs = 0;
+    if (!u32_list(im, rdt_json_get(cells, "attributes"), nf, &attrs, &n_attrs)) { free(attrs); return 0; }
+    uint8_t *in = calloc(nf, 1);
+    int ok = in != NULL;
+    for (uint32_t i = 0; ok && i < n_attrs; i++) in[attrs[i]] = 1;
+    ok = ok && rdt_matrix_table_init(f, &m->exact, in, RDT_MATRIX_MAX_EXACT_COUNTERS / slots);
+    free(in);
+    free(attrs);
+    if (!ok) return bad(im, "the cell table is malformed or too large");
+    if (!(m->exact_cells = malloc((size_t)m->exact.cells * slots * sizeof *m->exact_cells))) return bad(im, "out of memory");
+    if (!int_array(im, rdt_json_get(cells, "values"), m->exact_cells, (size_t)m->exact.cells * slots)) return 0;
+  } else if (!cells || cells->type != RDT_JSON_NULL) {
+    return bad(im, "\"cells\" must be an object or null");
+  }
+  return 1;
+}
+
 static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   rdt_config *c = &f->config;
   const rdt_json *v = member(im, root, "format", RDT_JSON_STRING);
@@ -190,7 +446,10 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   c->is_private = p->type == RDT_JSON_TRUE;
   v = member(im, root, "algorithm", RDT_JSON_STRING);
   if (!v) return 0;
-  c->algorithm = strcmp(v->string, "diprime") == 0 ? RDT_ALGO_DIPRIME : RDT_ALGO_RDT;
+  c->algorithm = strcmp(v->string, "diprime") == 0  ? RDT_ALGO_DIPRIME
+                 : strcmp(v->string, "matrix") == 0 ? RDT_ALGO_MATRIX
+                 : strcmp(v->string, "rdt#") == 0   ? RDT_ALGO_SHARP
+                                                    : RDT_ALGO_RDT;
   v = member(im, root, "task", RDT_JSON_STRING);
   if (!v) return 0;
   c->task = strcmp(v->string, "regression") == 0 ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION;
@@ -209,7 +468,7 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   c->auto_depth = (int)auto_depth;
   c->noisy_rows = rc->integer;
   if (!member_uint(im, root, "trees", RDT_MAX_TREES, &trees) || !member_uint(im, root, "depth", RDT_MAX_DEPTH, &depth) ||
-      !member_uint(im, root, "vote", 3, &vote) || !member_uint(im, root, "splits", 2, &splits) ||
+      !member_uint(im, root, "vote", RDT_VOTE_WEIGHT, &vote) || !member_uint(im, root, "splits", 2, &splits) ||
       !member_uint(im, root, "categorical", 2, &categorical) ||
       !member_uint(im, root, "candidates", RDT_MAX_FEATURES, &candidates) || !member_double(im, root, "rho", &c->rho))
     return 0;
@@ -249,6 +508,13 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
     }
   }
   if (!values_from(im, rdt_json_get(root, "classes"), &s->classes, &s->n_classes, RDT_MAX_CLASSES)) return 0;
+  const rdt_json *layout = rdt_json_get(root, "layout");
+  if (layout) {
+    if (layout->type != RDT_JSON_STRING || strcmp(layout->string, "multiway") != 0)
+      return bad(im, "\"layout\" must be \"multiway\" when present");
+    if (!import_multiway(im, root, f)) return 0;
+    return import_signature(im, root, f);
+  }
   /* sizes, then nodes and leaves */
   f->n_leaves = (uint32_t)1 << c->depth;
   f->n_internal = f->n_leaves - 1;
@@ -299,6 +565,10 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
       }
     }
   }
+  return import_signature(im, root, f);
+}
+
+static int import_signature(importer *im, const rdt_json *root, rdt_forest *f) {
   const rdt_json *sig = rdt_json_get(root, "signature");
   if (sig && sig->type == RDT_JSON_OBJECT) {
     const rdt_json *note = member(im, sig, "note", RDT_JSON_STRING);

@@ -93,4 +93,12 @@ if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(replace(rdt_export(model),
    grep -q 'rdt_import: '; then ok "rdt_import rejects an export whose tables do not match its depth"
 else nok "rdt_import rejects an export whose tables do not match its depth"; fi
 
+# The reader refuses what it cannot predict with (multiway trees), instead of guessing.
+"$shell" "$tmp/db" ".load $ext" "SELECT rdt_export(rdt_train('{\"noise\": \"matrix\", \"epsilon\": 1, \"trees\": 2, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": -8, \"max\": 7}]}', label, variance)) FROM bank" >"$tmp/matrix.json"
+if /usr/bin/python3 examples/rdt_reader.py "$tmp/matrix.json" /dev/null 2>&1 | grep -q "multiway forests (matrix, rdt#)"; then
+  ok "the Python reader refuses a matrix forest's export with a clear message"
+else
+  nok "the Python reader refuses a matrix forest's export with a clear message"
+fi
+
 tap_summary
