@@ -174,7 +174,8 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
       train_error(ctx, st, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
       return 0;
     }
-    snprintf(note, sizeof note, "%s, %u trees, depth %u%s",
+    snprintf(note, sizeof note, config.trees_auto ? "%s, trees chosen from the structure (%u at most), depth %u%s"
+                                                  : "%s, %u trees, depth %u%s",
              config.algorithm == RDT_ALGO_DIPRIME  ? "diprime"
              : config.algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
              : config.algorithm == RDT_ALGO_SHARP  ? "rdt#"

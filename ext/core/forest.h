@@ -124,6 +124,7 @@ typedef struct rdt_config {
   rdt_eps eps_leaf;          /* DiPriMe: eps of each leaf release (half each for count and sum) */
   uint32_t bins;             /* matrix: equal-width bins of numeric attributes */
   uint32_t strategy;         /* matrix: requested noise strategy (rdt_strategy, 0 = auto) */
+  int trees_auto;            /* matrix: no "trees": chosen from the structure (matrix.h) */
   uint32_t primary_trees;    /* RDT#: p, the trees with private counters (trees = p + secondary) */
   uint32_t cells;            /* RDT#: N_CELLS */
   char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */

@@ -479,7 +479,7 @@ static int make_tables(rdt_forest *f, const path_sets *p, const uint32_t *set_gr
 
 /* Expected errors of every strategy (units 2/eps^2, matrix.h), and the
 ** choice; then the chosen strategy's tables. */
-static int choose_strategy(rdt_forest *f, char *err, size_t en) {
+static int choose_strategy(rdt_forest *f, char *err, size_t en, double *chosen_factor, int allocate) {
   rdt_matrix *m = f->matrix;
   const rdt_config *c = &f->config;
   uint32_t C = rdt_forest_slots(f);
@@ -543,6 +543,8 @@ static int choose_strategy(rdt_forest *f, char *err, size_t en) {
     goto done;
   }
   m->strategy = s;
+  if (chosen_factor) *chosen_factor = m->factor[s - 1];
+  if (!allocate) goto done;
   if (!c->is_private) {
     /* Exact leaf counters; and the exact table over every used attribute,
     ** when small enough, for DP batch prediction (CELL section). */
@@ -582,6 +584,55 @@ done:
   return ok;
 }
 
+/* Default trees (no "trees" option, private model): each candidate forest
+** is drawn from the same structure stream and its best strategy's expected
+** error found, all from the structure alone; the weight vote sums tau
+** leaves, so its signal grows with tau and its noise variance with tau times
+** that error: keep the candidate with the largest tau / error (ties: more
+** trees). Identity keeps 128 trees where the table is small; per-leaf noise
+** (error tau^2) ends at the fewest. */
+static const uint32_t TREE_CANDIDATES[] = {128, 64, 32, 16, 10};
+
+static void drop_structure(rdt_matrix *m) {
+  free(m->node_start);
+  free(m->leaf_start);
+  free(m->nodes);
+  m->node_start = m->leaf_start = NULL;
+  m->nodes = NULL;
+}
+
+static int choose_trees(rdt_forest *f, const rdt_rng *structure, uint64_t max_leaves, char *err, size_t en) {
+  rdt_matrix *m = f->matrix;
+  uint32_t best = 0;
+  double best_score = -1;
+  char first_err[256] = "";
+  for (size_t k = 0; k < sizeof TREE_CANDIDATES / sizeof *TREE_CANDIDATES; k++) {
+    uint32_t tau = TREE_CANDIDATES[k];
+    rdt_rng rng = *structure; /* the same stream as the final draw */
+    f->config.trees = tau;
+    double factor = INFINITY;
+    int ok = build_trees(f, &rng, max_leaves, err, en) && choose_strategy(f, err, en, &factor, 0);
+    rdt_rng_clear(&rng);
+    drop_structure(m);
+    if (!ok) { /* e.g. too large at this size: a smaller forest may fit */
+      if (!first_err[0]) snprintf(first_err, sizeof first_err, "%s", err);
+      err[0] = 0;
+      continue;
+    }
+    double score = isfinite(factor) && factor > 0 ? tau / factor : 0;
+    if (score > best_score * (1 + 1e-9)) {
+      best_score = score;
+      best = tau;
+    }
+  }
+  if (!best) {
+    snprintf(err, en, "%s", first_err[0] ? first_err : "out of memory while choosing the number of trees");
+    return 0;
+  }
+  f->config.trees = best;
+  return 1;
+}
+
 int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   err[0] = 0;
   f->matrix = calloc(1, sizeof *f->matrix);
@@ -608,16 +659,19 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
       least *= best;
     }
     free(used);
-    if (least * f->config.trees > (double)max_leaves) {
+    uint32_t fewest = f->config.trees_auto ? TREE_CANDIDATES[sizeof TREE_CANDIDATES / sizeof *TREE_CANDIDATES - 1]
+                                           : f->config.trees;
+    if (least * fewest > (double)max_leaves) {
       snprintf(err, en,
                "matrix forest too large: %u trees of depth %u have at least %.0f leaves (x %u classes), more than "
                "%llu counters; lower \"trees\", \"depth\" or \"bins\"",
-               f->config.trees, h, least * f->config.trees, C, (unsigned long long)RDT_MATRIX_MAX_COUNTERS);
+               fewest, h, least * fewest, C, (unsigned long long)RDT_MATRIX_MAX_COUNTERS);
       return 0;
     }
   }
+  if (f->config.trees_auto && !choose_trees(f, structure, max_leaves, err, en)) return 0;
   if (!build_trees(f, structure, max_leaves, err, en)) return 0;
-  if (!choose_strategy(f, err, en)) return 0;
+  if (!choose_strategy(f, err, en, NULL, 1)) return 0;
   uint64_t L = rdt_matrix_leaves(f);
   f->counts = calloc((size_t)(L ? L * C : 1), sizeof *f->counts);
   m->row_bins = malloc(f->schema.n_features * sizeof *m->row_bins);

@@ -29,6 +29,10 @@
 **   7. Training state (tables or leaf counters) is additive: two states on
 **      the same structure merge by adding counters, before noise.
 **
+** Default trees (no "trees", private model): the tau in {128, 64, 32, 16,
+** 10} with the largest tau / (expected error of its best strategy), all
+** computed from the structure (no privacy cost; see matrix.c).
+**
 ** Expected error, in units of 2/eps^2 (the variance of a Laplace counter of
 ** scale 1/eps), averaged over the L leaves of the forest (per class counter):
 **   LEAF       k^2 (1 with partition);

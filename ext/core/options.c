@@ -297,6 +297,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                   matrix ? RDT_MATRIX_DEFAULT_TREES : sharp ? RDT_SHARP_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees,
                   err, n))
     return 0;
+  c->trees_auto = matrix && !rdt_json_get(root, "trees") && c->is_private;
   if (sharp) { /* "trees" is p; the model holds p + secondary trees */
     if ((uint64_t)c->trees + secondary > RDT_MAX_TREES ||
         (!rdt_json_get(root, "trees") && secondary + RDT_SHARP_MAX_AUTO_TREES > RDT_MAX_TREES))
