@@ -20,8 +20,8 @@ INSERT INTO schema VALUES ('"classes": ["unacc", "acc", "good", "vgood"], "featu
   {"name": "lug_boot", "type": "categorical", "values": ["small", "med", "big"]},
   {"name": "safety", "type": "categorical", "values": ["low", "med", "high"]}]');
 
--- 2. A matrix forest: 128 multiway trees of depth 4 (the defaults). The noise strategy is chosen
---    from the structure alone; rdt_info shows every candidate's expected error (× 2/ε²).
+-- 2. A matrix forest with the defaults: multiway trees of depth 4, their number (128 here) and the
+--    noise strategy chosen from the structure alone; rdt_info shows every candidate's expected error (× 2/ε²).
 CREATE TABLE models AS
 SELECT 'matrix' AS name, rdt_train('{"noise": "matrix", "epsilon": 2, ' || (SELECT o FROM schema) || '}',
        label, buying, maint, doors, persons, lug_boot, safety) AS model FROM train;

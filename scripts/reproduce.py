@@ -6,7 +6,7 @@ R = 5 runs (2 with --quick), epsilon in {0.1, 0.25, 0.5, 1, 2, 5}; feature bound
 lists from the whole CSV (public, as in the papers); the row-count hint "rows" = n_train (public
 here: the benchmark knows its own split). Algorithms: RDT with each vote rule (defaults
 otherwise), DiPriMe (its defaults: 10 trees, depth 8 capped at 5 here as in its paper, K = 5,
-rho = 0.5, partition), the matrix-mechanism forest ("noise": "matrix", its defaults: 128 trees of
+rho = 0.5, partition), the matrix-mechanism forest ("noise": "matrix", its defaults: trees chosen from the structure,
 depth 4, 4 bins, strategy auto) trained privately and as DP batch prediction of the test rows from
 a non-private matrix model, RDT# on a semi-supervised version of the split (20% of the training
 rows labeled and private, the other 80% public and unlabeled, "rows" = the labeled count) next to
