@@ -3,8 +3,9 @@
 
 A synthetic table of 10 REAL features in [0, 1) and a 0/1 label. For each size, in one run:
 the time of `SELECT count(*), sum(x1), ..., sum(x10)` (the scan), of RDT training (32 trees,
-depth 10 unless varied) and of DiPriMe training (10 trees, depth 5, K = 5); the ratio of each to
-the scan; prediction throughput with the model bound as a parameter; model size; and the peak
+depth 10 unless varied), of DiPriMe training (10 trees, depth 5, K = 5), of a matrix forest (its
+defaults, 4 bins) and of RDT# (its defaults, the public rows being every tenth row, features only);
+the ratio of each to the scan; prediction throughput with the model bound as a parameter; model size; and the peak
 memory of a separate sqlite3 process training the model. Writes results/scaling.md and plots.
 
 Usage: /usr/bin/python3 scripts/scaling.py [--quick] [--out DIR]
@@ -52,6 +53,17 @@ def diprime_options(rows):
                        "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
 
 
+def matrix_options():
+    return json.dumps({"noise": "matrix", "epsilon": 1, "classes": [0, 1],
+                       "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
+
+
+def sharp_options():
+    return json.dumps({"algorithm": "rdt#", "epsilon": 1, "public_query": f"SELECT {COLS} FROM t WHERE rowid % 10 = 0",
+                       "classes": [0, 1],
+                       "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
+
+
 def peak_rss_kib(path, options):
     """Peak RSS of a fresh process training with these options (KiB, Linux)."""
     code = (f"import resource, sqlite3\nc = sqlite3.connect({str(path)!r})\nc.enable_load_extension(True)\n"
@@ -76,13 +88,15 @@ def plot(out, name, title, xlabel, data, logx):
     if not shutil.which("gnuplot"):
         return False
     dat = out / f"{name}.dat"
-    dat.write_text("".join(f"{x} {y1} {y2}\n" for x, y1, y2 in data))
+    dat.write_text("".join(" ".join(str(v) for v in d) + "\n" for d in data))
+    extra = [(3, "DiPriMe (10 trees, depth 5)"), (4, "matrix forest (defaults)"), (5, "RDT# (defaults)")]
     script = "\n".join([
         "set terminal pngcairo size 700,420", f"set output '{out / (name + '.png')}'", f"set title '{title}'",
         "set logscale x" if logx else "", f"set xlabel '{xlabel}'", "set ylabel 'training time / scan time'",
         "set grid", "set key top left",
         f"plot '{dat}' using 1:2 with linespoints title 'RDT (32 trees, depth 10)'" +
-        (f", '{dat}' using 1:3 with linespoints title 'DiPriMe (10 trees, depth 5)'" if any(d[2] for d in data) else "")])
+        "".join(f", '{dat}' using 1:{col} with linespoints title '{title_}'" for col, title_ in extra
+                if len(data[0]) >= col and any(d[col - 1] for d in data))])
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     dat.unlink()
     return True
@@ -96,8 +110,9 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [10**4, 10**5, 10**6] + ([] if args.quick else [10**7])
-    lines = ["| rows | scan s | RDT train s | RDT / scan | DiPriMe train s | DiPriMe / scan | predictions/s (bound) | "
-             "model bytes | peak RSS RDT MiB | peak RSS DiPriMe MiB |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| rows | scan s | RDT train s | RDT / scan | DiPriMe train s | DiPriMe / scan | matrix / scan | "
+             "RDT# / scan | predictions/s (bound) | model bytes | peak RSS RDT MiB | peak RSS DiPriMe MiB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows_plot = []
     with tempfile.TemporaryDirectory() as work:
         path = Path(work) / "scaling.db"
@@ -108,11 +123,15 @@ def main():
             fill(db, rows)
             m = measure(db, rows, 32, 10)
             dip, _ = timed(db, f"SELECT length(rdt_train(?, label, {COLS})) FROM t", (diprime_options(rows),))
+            mat, _ = timed(db, f"SELECT length(rdt_train(?, label, {COLS})) FROM t", (matrix_options(),))
+            sharp, _ = timed(db, f"SELECT length(rdt_train(?, label, {COLS})) FROM t WHERE rowid % 10 <> 0",
+                             (sharp_options(),))
             rss = peak_rss_kib(path, rdt_options(32, 10)) / 1024
             rss_d = peak_rss_kib(path, diprime_options(rows)) / 1024
             lines.append(f"| {rows:,} | {m['scan']:.3f} | {m['train']:.3f} | {m['ratio']:.2f} | {dip:.3f} | "
-                         f"{dip / m['scan']:.2f} | {m['predict_per_s']:,.0f} | {m['model_bytes']:,} | {rss:.0f} | {rss_d:.0f} |")
-            rows_plot.append((rows, m["ratio"], dip / m["scan"]))
+                         f"{dip / m['scan']:.2f} | {mat / m['scan']:.2f} | {sharp / m['scan']:.2f} | "
+                         f"{m['predict_per_s']:,.0f} | {m['model_bytes']:,} | {rss:.0f} | {rss_d:.0f} |")
+            rows_plot.append((rows, m["ratio"], dip / m["scan"], mat / m["scan"], sharp / m["scan"]))
             print(lines[-1], flush=True)
         fill(db, 10**6)
         tree_lines = ["| trees (depth 10, 10^6 rows) | RDT / scan | predictions/s | model bytes |", "|---|---|---|---|"]
