@@ -156,6 +156,17 @@ static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *e
 
 /* ---- strategies ------------------------------------------------------- */
 
+/* parent[i] = the tree-relative parent of node i of tree t (the root's is
+** left unset); returns the tree's node count. */
+static uint32_t tree_parents(const rdt_matrix *m, uint32_t t, uint32_t *parent) {
+  const rdt_mnode *nd = m->nodes + m->node_start[t];
+  uint32_t n = m->node_start[t + 1] - m->node_start[t];
+  for (uint32_t i = 0; i < n; i++)
+    if (nd[i].feature != RDT_MNODE_LEAF)
+      for (uint32_t c = 0; c < m->domain[nd[i].feature]; c++) parent[nd[i].next + c] = i;
+  return n;
+}
+
 /* Distinct attribute sets fixed by root-to-leaf paths. */
 typedef struct {
   uint32_t n_sets, cap, width;  /* width: depth, max attributes per set */
@@ -254,10 +265,7 @@ static int collect_path_sets(const rdt_forest *f, path_sets *p) {
   int ok = p->leaf_set && parent && buf;
   for (uint32_t t = 0; ok && t < f->config.trees; t++) {
     const rdt_mnode *nd = m->nodes + m->node_start[t];
-    uint32_t n = m->node_start[t + 1] - m->node_start[t];
-    for (uint32_t i = 0; i < n; i++)
-      if (nd[i].feature != RDT_MNODE_LEAF)
-        for (uint32_t c = 0; c < m->domain[nd[i].feature]; c++) parent[nd[i].next + c] = i;
+    uint32_t n = tree_parents(m, t, parent);
     for (uint32_t i = 0; ok && i < n; i++) {
       if (nd[i].feature != RDT_MNODE_LEAF) continue;
       uint32_t len = 0;
@@ -802,10 +810,7 @@ int rdt_matrix_derive(const rdt_forest *f, const rdt_mtable *tables, const uint3
   if (ok) memset(out, 0, (size_t)(L * C) * sizeof *out);
   for (uint32_t tr = 0; ok && tr < c->trees; tr++) {
     const rdt_mnode *nd = m->nodes + m->node_start[tr];
-    uint32_t n = m->node_start[tr + 1] - m->node_start[tr];
-    for (uint32_t i = 0; i < n; i++)
-      if (nd[i].feature != RDT_MNODE_LEAF)
-        for (uint32_t k = 0; k < m->domain[nd[i].feature]; k++) parent[nd[i].next + k] = i;
+    uint32_t n = tree_parents(m, tr, parent);
     for (uint32_t i = 0; i < n; i++) {
       if (nd[i].feature != RDT_MNODE_LEAF) continue;
       uint32_t len = 0;
