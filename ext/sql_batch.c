@@ -290,14 +290,7 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
     }
   }
   rdt_rng noise;
-  if (st->seeded) {
-    unsigned char key[RDT_RNG_KEYBYTES];
-    rdt_rng_derive_key(key, st->seed_key, RDT_RNG_KEYBYTES, "batch-noise");
-    rdt_rng_init_seeded(&noise, key);
-    sodium_memzero(key, sizeof key);
-  } else {
-    rdt_rng_init_os(&noise);
-  }
+  rdt_rng_init_for(&noise, st->seeded ? st->seed_key : NULL, "batch-noise", 0);
   int ok = rdt_batch_answer(f, st->xs, st->n, s, st->eps, &noise, votes);
   rdt_rng_clear(&noise);
   if (!ok) {

@@ -345,14 +345,7 @@ void rdt_train_final(sqlite3_context *ctx) {
   rdt_forest_train_batch(f, st->xs, st->cls, st->pending);
   st->pending = 0;
   rdt_rng noise;
-  if (f->config.seeded) {
-    unsigned char key[RDT_RNG_KEYBYTES];
-    rdt_rng_derive_key(key, f->config.seed_key, RDT_RNG_KEYBYTES, "noise");
-    rdt_rng_init_seeded(&noise, key);
-    sodium_memzero(key, sizeof key);
-  } else {
-    rdt_rng_init_os(&noise);
-  }
+  rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
   int grown = 1;
   if (f->config.algorithm == RDT_ALGO_DIPRIME) {
     grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);

@@ -686,17 +686,7 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   if (!f->counts || !m->row_bins) { snprintf(err, en, "out of memory for the leaf counters"); return 0; }
   if (f->config.partition) {
     /* The tree of each row: a stream of its own, independent of the rows. */
-    unsigned char key[RDT_RNG_KEYBYTES];
-    if (f->config.seeded) {
-      rdt_rng_derive_key(key, f->config.seed_key, RDT_RNG_KEYBYTES, "partition");
-    } else {
-      rdt_rng os;
-      rdt_rng_init_os(&os);
-      rdt_rng_bytes(&os, key, sizeof key);
-      rdt_rng_clear(&os);
-    }
-    rdt_rng_init_seeded(&m->partition_rng, key);
-    sodium_memzero(key, sizeof key);
+    rdt_rng_init_for(&m->partition_rng, f->config.seeded ? f->config.seed_key : NULL, "partition", 1);
     m->has_partition_rng = 1;
   }
   return 1;

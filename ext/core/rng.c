@@ -47,6 +47,22 @@ void rdt_rng_derive_key(unsigned char out[RDT_RNG_KEYBYTES], const void *seed, s
   crypto_generichash_final(&st, out, RDT_RNG_KEYBYTES);
 }
 
+void rdt_rng_init_for(rdt_rng *rng, const unsigned char *seed_key, const char *purpose, int replayable) {
+  unsigned char key[RDT_RNG_KEYBYTES];
+  if (seed_key) {
+    rdt_rng_derive_key(key, seed_key, RDT_RNG_KEYBYTES, purpose);
+  } else if (replayable) {
+    rdt_rng_init_os(rng);
+    rdt_rng_bytes(rng, key, sizeof key);
+    rdt_rng_clear(rng);
+  } else {
+    rdt_rng_init_os(rng);
+    return;
+  }
+  rdt_rng_init_seeded(rng, key);
+  sodium_memzero(key, sizeof key);
+}
+
 void rdt_rng_bytes(rdt_rng *rng, void *out, size_t n) {
   unsigned char *o = out;
   while (n > 0) {

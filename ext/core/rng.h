@@ -40,6 +40,11 @@ void rdt_rng_clear(rdt_rng *rng);
 void rdt_rng_derive_key(unsigned char out[RDT_RNG_KEYBYTES],
                         const void *seed, size_t seed_len, const char *purpose);
 
+/* A stream for one purpose. With a seed key (seed_key not NULL): the seeded
+** stream of the key derived from it and `purpose`, reproducible. Without:
+** the OS CSPRNG, or when `replayable`, a ChaCha20 stream keyed by fresh OS
+** bytes (so that the stream can be copied and drawn again). */
+void rdt_rng_init_for(rdt_rng *rng, const unsigned char *seed_key, const char *purpose, int replayable);
 void rdt_rng_bytes(rdt_rng *rng, void *out, size_t n);
 uint64_t rdt_rng_u64(rdt_rng *rng);
 /* Uniform in [0, n) for n >= 1, by rejection. */

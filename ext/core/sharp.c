@@ -214,17 +214,8 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   }
   if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
   /* The structure stream: from the seed, or fresh from the OS. */
-  unsigned char key[RDT_RNG_KEYBYTES];
   rdt_rng rng;
-  if (f->config.seeded) {
-    rdt_rng_derive_key(key, f->config.seed_key, RDT_RNG_KEYBYTES, "rdt#-structure");
-  } else {
-    rdt_rng_init_os(&rng);
-    rdt_rng_bytes(&rng, key, sizeof key);
-    rdt_rng_clear(&rng);
-  }
-  rdt_rng_init_seeded(&rng, key);
-  sodium_memzero(key, sizeof key);
+  rdt_rng_init_for(&rng, f->config.seeded ? f->config.seed_key : NULL, "rdt#-structure", 1);
   sharp_builder b = {0};
   uint32_t *eligible = malloc(nf * sizeof *eligible), ne = 0;
   uint32_t *idx = malloc((size_t)n_pub * sizeof *idx), *tmp = malloc((size_t)n_pub * sizeof *tmp);
