@@ -261,28 +261,34 @@ static double tree_epsilon(const rdt_forest *f, uint32_t t) {
   return rdt_eps_to_double(c->eps) / c->trees;
 }
 
-static void result_leaf_value(sqlite3_context *ctx, const rdt_forest *f, size_t leaf) {
-  uint32_t slots = rdt_forest_slots(f);
-  const int64_t *n = f->counts + leaf * slots;
+/* {"<class>": count, ...} of C class counters. */
+static void result_class_counts(sqlite3_context *ctx, const rdt_forest *f, const int64_t *n) {
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  if (f->config.task == RDT_TASK_REGRESSION) {
-    double r = f->config.target_max - f->config.target_min;
-    sqlite3_str_appendf(o, "{\"count\":%lld,\"sum\":%!.17g,\"mean\":%!.17g}", (long long)n[0],
-                        f->config.target_min * (double)n[0] + r * ldexp((double)n[1], -RDT_TARGET_GRID_LOG2),
-                        f->theta ? f->theta[leaf] : NAN);
-  } else {
-    sqlite3_str_appendchar(o, 1, '{');
-    for (uint32_t k = 0; k < slots; k++) {
-      if (k) sqlite3_str_appendchar(o, 1, ',');
-      rdt_sql_json_string(o, f->schema.classes[k].text, f->schema.classes[k].text_len);
-      sqlite3_str_appendf(o, ":%lld", (long long)n[k]);
-    }
-    sqlite3_str_appendchar(o, 1, '}');
+  sqlite3_str_appendchar(o, 1, '{');
+  for (uint32_t k = 0; k < f->schema.n_classes; k++) {
+    if (k) sqlite3_str_appendchar(o, 1, ',');
+    rdt_sql_json_string(o, f->schema.classes[k].text, f->schema.classes[k].text_len);
+    sqlite3_str_appendf(o, ":%lld", (long long)n[k]);
   }
+  sqlite3_str_appendchar(o, 1, '}');
   int len = sqlite3_str_length(o);
   char *s = sqlite3_str_finish(o);
   if (!s) sqlite3_result_error_nomem(ctx);
   else sqlite3_result_text(ctx, s, len, sqlite3_free);
+}
+
+static void result_leaf_value(sqlite3_context *ctx, const rdt_forest *f, size_t leaf) {
+  const int64_t *n = f->counts + leaf * rdt_forest_slots(f);
+  if (f->config.task != RDT_TASK_REGRESSION) {
+    result_class_counts(ctx, f, n);
+    return;
+  }
+  double r = f->config.target_max - f->config.target_min;
+  char *s = sqlite3_mprintf("{\"count\":%lld,\"sum\":%!.17g,\"mean\":%!.17g}", (long long)n[0],
+                            f->config.target_min * (double)n[0] + r * ldexp((double)n[1], -RDT_TARGET_GRID_LOG2),
+                            f->theta ? f->theta[leaf] : NAN);
+  if (!s) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_text(ctx, s, -1, sqlite3_free);
 }
 
 static void result_categories(sqlite3_context *ctx, const rdt_forest *f, const rdt_node *n) {
@@ -313,30 +319,6 @@ static const char *algorithm_name(const rdt_forest *f) {
     case RDT_ALGO_MATRIX: return "matrix";
     case RDT_ALGO_SHARP: return "rdt#";
     default: return "rdt";
-  }
-}
-
-/* rdt_trees for multiway trees: leaves and splits are counted per tree. */
-static void column_trees_multiway(inspect_cursor *c, sqlite3_context *ctx, int col) {
-  const rdt_forest *f = &c->f;
-  const rdt_matrix *m = f->matrix;
-  uint32_t t = (uint32_t)c->row, a = m->node_start[t], b = m->node_start[t + 1];
-  sqlite3_int64 leaves = m->leaf_start[t + 1] - m->leaf_start[t], empty = 0;
-  for (uint32_t i = a; i < b; i++) empty += m->nodes[i].feature == RDT_MNODE_LEAF && c->node_rows[i] <= 0;
-  switch (col) {
-    case 0: sqlite3_result_int64(ctx, t); break;
-    case 1: sqlite3_result_int64(ctx, f->config.depth); break;
-    case 2: sqlite3_result_int64(ctx, leaves); break;
-    case 3: sqlite3_result_int64(ctx, (sqlite3_int64)(b - a) - leaves); break;
-    case 4: sqlite3_result_int64(ctx, empty); break;
-    case 5: {
-      double e = tree_epsilon(f, t);
-      if (e != e) sqlite3_result_null(ctx);
-      else sqlite3_result_double(ctx, e);
-      break;
-    }
-    case 6: sqlite3_result_text(ctx, algorithm_name(f), -1, SQLITE_STATIC); break;
-    default: sqlite3_result_null(ctx);
   }
 }
 
@@ -397,20 +379,15 @@ static void column_nodes_multiway(inspect_cursor *c, sqlite3_context *ctx, int c
       } else if (f->sharp) { /* the centres' counters, summed */
         uint64_t l = m->leaf_start[t] + nd->next;
         uint32_t C = f->schema.n_classes;
-        sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-        sqlite3_str_appendchar(o, 1, '{');
-        for (uint32_t k = 0; k < C; k++) {
-          int64_t sum = 0;
-          for (uint64_t q = f->sharp->slot_start[l]; q < f->sharp->slot_start[l + 1]; q++) sum += f->counts[q * C + k];
-          if (k) sqlite3_str_appendchar(o, 1, ',');
-          rdt_sql_json_string(o, f->schema.classes[k].text, f->schema.classes[k].text_len);
-          sqlite3_str_appendf(o, ":%lld", (long long)sum);
+        int64_t *sum = calloc(C, sizeof *sum);
+        if (!sum) {
+          sqlite3_result_error_nomem(ctx);
+          break;
         }
-        sqlite3_str_appendchar(o, 1, '}');
-        int len = sqlite3_str_length(o);
-        char *str = sqlite3_str_finish(o);
-        if (!str) sqlite3_result_error_nomem(ctx);
-        else sqlite3_result_text(ctx, str, len, sqlite3_free);
+        for (uint64_t q = f->sharp->slot_start[l]; q < f->sharp->slot_start[l + 1]; q++)
+          for (uint32_t k = 0; k < C; k++) sum[k] += f->counts[q * C + k];
+        result_class_counts(ctx, f, sum);
+        free(sum);
       } else {
         result_leaf_value(ctx, f, m->leaf_start[t] + nd->next);
       }
@@ -422,26 +399,28 @@ static void column_nodes_multiway(inspect_cursor *c, sqlite3_context *ctx, int c
 static void column_trees(inspect_cursor *c, sqlite3_context *ctx, int col) {
   const rdt_forest *f = &c->f;
   uint32_t t = (uint32_t)c->row;
-  if (f->matrix) {
-    column_trees_multiway(c, ctx, col);
-    return;
+  sqlite3_int64 leaves = 0, splits = 0, empty = 0;
+  if (col >= 2 && col <= 4) {
+    if (f->matrix) { /* multiway: counted over the tree's breadth-first nodes */
+      const rdt_matrix *m = f->matrix;
+      for (uint32_t i = m->node_start[t]; i < m->node_start[t + 1]; i++) {
+        int leaf = m->nodes[i].feature == RDT_MNODE_LEAF;
+        leaves += leaf;
+        splits += !leaf;
+        empty += leaf && c->node_rows[i] <= 0;
+      }
+    } else {
+      leaves = f->n_leaves;
+      for (uint32_t i = 0; i < f->n_internal; i++) splits += f->nodes[(size_t)t * f->n_internal + i].kind != RDT_SPLIT_NONE;
+      for (uint32_t l = 0; l < f->n_leaves; l++) empty += leaf_rows(f, (size_t)t * f->n_leaves + l) <= 0;
+    }
   }
   switch (col) {
     case 0: sqlite3_result_int64(ctx, t); break;
     case 1: sqlite3_result_int64(ctx, f->config.depth); break;
-    case 2: sqlite3_result_int64(ctx, f->n_leaves); break;
-    case 3: {
-      sqlite3_int64 splits = 0;
-      for (uint32_t i = 0; i < f->n_internal; i++) splits += f->nodes[(size_t)t * f->n_internal + i].kind != RDT_SPLIT_NONE;
-      sqlite3_result_int64(ctx, splits);
-      break;
-    }
-    case 4: {
-      sqlite3_int64 empty = 0;
-      for (uint32_t l = 0; l < f->n_leaves; l++) empty += leaf_rows(f, (size_t)t * f->n_leaves + l) <= 0;
-      sqlite3_result_int64(ctx, empty);
-      break;
-    }
+    case 2: sqlite3_result_int64(ctx, leaves); break;
+    case 3: sqlite3_result_int64(ctx, splits); break;
+    case 4: sqlite3_result_int64(ctx, empty); break;
     case 5: {
       double e = tree_epsilon(f, t);
       if (e != e) sqlite3_result_null(ctx);
