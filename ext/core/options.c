@@ -141,6 +141,14 @@ static int parse_choice(const rdt_json *j, const char *key, const char *const *n
   return fail(err, n, "\"%s\" must be %s", key, list);
 }
 
+static int parse_bool(const rdt_json *j, const char *key, int dflt, int *out, char *err, size_t n) {
+  *out = dflt;
+  if (!j) return 1;
+  if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"%s\" must be true or false", key);
+  *out = j->type == RDT_JSON_TRUE;
+  return 1;
+}
+
 /* DiPriMe's own options (diprime.h). */
 static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   (void)s;
@@ -154,12 +162,7 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
   if (!parse_uint(rdt_json_get(root, "candidates"), "candidates", 1, RDT_MAX_FEATURES, RDT_DIPRIME_DEFAULT_CANDIDATES,
                   &c->candidates, err, n))
     return 0;
-  j = rdt_json_get(root, "partition");
-  c->partition = 1;
-  if (j) {
-    if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
-    c->partition = j->type == RDT_JSON_TRUE;
-  }
+  if (!parse_bool(rdt_json_get(root, "partition"), "partition", 1, &c->partition, err, n)) return 0;
   static const char *const task_names[] = {"classification", "regression"};
   static const int task_values[] = {RDT_TASK_CLASSIFICATION, RDT_TASK_REGRESSION};
   int choice;
@@ -265,12 +268,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (!parse_uint(rdt_json_get(root, "bins"), "bins", 2, RDT_MATRIX_MAX_BINS, RDT_MATRIX_DEFAULT_BINS, &c->bins,
                     err, n))
       return 0;
-    j = rdt_json_get(root, "partition");
-    c->partition = 0;
-    if (j) {
-      if (j->type != RDT_JSON_TRUE && j->type != RDT_JSON_FALSE) return fail(err, n, "\"partition\" must be true or false");
-      c->partition = j->type == RDT_JSON_TRUE;
-    }
+    if (!parse_bool(rdt_json_get(root, "partition"), "partition", 0, &c->partition, err, n)) return 0;
     if (c->partition && c->strategy != RDT_STRATEGY_AUTO && c->strategy != RDT_STRATEGY_LEAF)
       return fail(err, n, "\"partition\" applies to the \"leaf\" strategy only");
   } else if (c->algorithm == RDT_ALGO_RDT || sharp) {
