@@ -692,6 +692,18 @@ static int table_cell_holds(const rdt_mtable *tb, uint64_t cell, uint32_t full) 
   return rdt_matrix_cell(tb, bins) == cell;
 }
 
+/* Does table cell `cell` lie inside leaf l (every full cell projecting onto
+** it is in the leaf, and there is one)? */
+static int table_cell_inside(const rdt_mtable *tb, uint64_t cell, const uint8_t *in, uint64_t l) {
+  int all = 1, any = 0;
+  for (uint32_t i = 0; i < MX_FULL; i++)
+    if (table_cell_holds(tb, cell, i)) {
+      any = 1;
+      all &= in[l * MX_FULL + i];
+    }
+  return any && all;
+}
+
 /* Brute force for a table strategy: every leaf is the sum of the table cells
 ** inside it (their union must be the leaf exactly), its variance is that
 ** number times 2/eps_t^2, and W_t is the sum of those numbers. */
@@ -706,13 +718,7 @@ static int brute_force_tables(const rdt_forest *f, double *mean_var, double *fac
     uint8_t covered[MX_FULL] = {0};
     uint32_t inside = 0;
     for (uint64_t cell = tb->offset; cell < tb->offset + tb->cells; cell++) {
-      int all = 1, any = 0;
-      for (uint32_t i = 0; i < MX_FULL; i++)
-        if (table_cell_holds(tb, cell, i)) {
-          any = 1;
-          all &= in[l * MX_FULL + i];
-        }
-      if (any && all) {
+      if (table_cell_inside(tb, cell, in, l)) {
         inside++;
         for (uint32_t i = 0; i < MX_FULL; i++)
           if (table_cell_holds(tb, cell, i)) covered[i] = 1;
@@ -777,15 +783,8 @@ static void test_matrix(void) {
       const rdt_mtable *tb = &f.matrix->tables[f.matrix->leaf_table[l]];
       for (uint32_t c = 0; c < C; c++) {
         int64_t want = 0;
-        for (uint64_t cell = tb->offset; cell < tb->offset + tb->cells; cell++) {
-          int all = 1, any = 0;
-          for (uint32_t i = 0; i < MX_FULL; i++)
-            if (table_cell_holds(tb, cell, i)) {
-              any = 1;
-              all &= in[l * MX_FULL + i];
-            }
-          if (any && all) want += f.matrix->cells[cell * C + c];
-        }
+        for (uint64_t cell = tb->offset; cell < tb->offset + tb->cells; cell++)
+          if (table_cell_inside(tb, cell, in, l)) want += f.matrix->cells[cell * C + c];
         ok &= out[l * C + c] == want;
       }
     }
