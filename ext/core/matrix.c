@@ -59,26 +59,38 @@ uint32_t rdt_matrix_leaf(const rdt_forest *f, uint32_t t, const uint32_t *bins) 
 
 typedef struct {
   rdt_mnode *nodes;
-  uint32_t *parent, *depth;
+  uint32_t *parent, *depth; /* tree-relative parent; depth */
+  uint32_t *lo, *hi;        /* with rows: the node's range of the row index array */
   uint64_t n, cap;
 } node_buf;
 
-static int node_push(node_buf *b, uint32_t parent, uint32_t depth) {
+static int node_push(node_buf *b, int with_rows, uint32_t parent, uint32_t depth, uint32_t lo, uint32_t hi) {
   if (b->n == b->cap) {
     uint64_t cap = b->cap ? b->cap * 2 : 1024;
     rdt_mnode *nn = realloc(b->nodes, cap * sizeof *nn);
     if (nn) b->nodes = nn;
-    uint32_t *np = realloc(b->parent, cap * sizeof *np);
-    if (np) b->parent = np;
-    uint32_t *nd = realloc(b->depth, cap * sizeof *nd);
-    if (nd) b->depth = nd;
-    if (!nn || !np || !nd) return 0;
+    uint32_t *arrays[4] = {b->parent, b->depth, b->lo, b->hi};
+    int ok = nn != NULL;
+    for (int k = 0; k < (with_rows ? 4 : 2); k++) {
+      uint32_t *q = realloc(arrays[k], cap * sizeof *q);
+      if (q) arrays[k] = q;
+      ok &= q != NULL;
+    }
+    b->parent = arrays[0];
+    b->depth = arrays[1];
+    b->lo = arrays[2];
+    b->hi = arrays[3];
+    if (!ok) return 0;
     b->cap = cap;
   }
   b->nodes[b->n].feature = RDT_MNODE_LEAF;
   b->nodes[b->n].next = 0;
   b->parent[b->n] = parent;
   b->depth[b->n] = depth;
+  if (with_rows) {
+    b->lo[b->n] = lo;
+    b->hi[b->n] = hi;
+  }
   b->n++;
   return 1;
 }
@@ -91,16 +103,34 @@ static int on_path(const node_buf *b, uint64_t i, uint32_t start, uint32_t featu
   return 0;
 }
 
-/* Breadth-first: node i of a tree is expanded after every node before it,
-** so children are appended in order and stay consecutive. */
-static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *err, size_t en) {
+/* Stable counting sort of idx[lo, hi) by the rows' bins of attribute a;
+** on return count[c] is the end of child c's range (relative to lo). */
+static int split_rows(const rdt_forest *f, const rdt_mrows *rows, uint32_t a, uint32_t *idx, uint32_t *tmp,
+                      uint32_t lo, uint32_t hi, uint32_t **count_out) {
+  uint32_t children = f->matrix->domain[a], nf = f->schema.n_features;
+  uint32_t *count = calloc(children + 1, sizeof *count);
+  if (!count) return 0;
+  for (uint32_t k = lo; k < hi; k++) count[rdt_matrix_bin(f, a, rows->x[(size_t)idx[k] * nf + a]) + 1]++;
+  for (uint32_t c = 0; c < children; c++) count[c + 1] += count[c];
+  for (uint32_t k = lo; k < hi; k++) tmp[lo + count[rdt_matrix_bin(f, a, rows->x[(size_t)idx[k] * nf + a])]++] = idx[k];
+  memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
+  *count_out = count;
+  return 1;
+}
+
+int rdt_matrix_draw(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, const rdt_mrows *rows, char *err, size_t en) {
   rdt_matrix *m = f->matrix;
   uint32_t nf = f->schema.n_features, k = f->config.trees, h = f->config.depth;
+  const char *what = f->sharp ? "RDT# forest" : "matrix forest";
+  int with_rows = rows != NULL;
+  uint64_t n_rows = with_rows ? rows->n : 0;
   uint32_t *eligible = malloc(nf * sizeof *eligible), ne = 0;
+  uint32_t *idx = with_rows ? malloc((size_t)(n_rows ? n_rows : 1) * sizeof *idx) : NULL;
+  uint32_t *tmp = with_rows ? malloc((size_t)(n_rows ? n_rows : 1) * sizeof *tmp) : NULL;
   node_buf b = {0};
   m->node_start = malloc((k + 1) * sizeof *m->node_start);
   m->leaf_start = malloc((k + 1) * sizeof *m->leaf_start);
-  int ok = eligible && m->node_start && m->leaf_start;
+  int ok = eligible && m->node_start && m->leaf_start && (!with_rows || (idx && tmp));
   for (uint32_t j = 0; ok && j < nf; j++)
     if (m->domain[j] >= 2) eligible[ne++] = j;
   uint64_t leaves = 0;
@@ -108,7 +138,8 @@ static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *e
     uint32_t start = (uint32_t)b.n, tree_leaves = 0;
     m->node_start[t] = start;
     m->leaf_start[t] = (uint32_t)leaves;
-    ok = node_push(&b, 0, 0);
+    for (uint64_t r = 0; r < n_rows; r++) idx[r] = (uint32_t)r;
+    ok = node_push(&b, with_rows, 0, 0, 0, (uint32_t)n_rows);
     for (uint64_t i = start; ok && i < b.n; i++) {
       uint32_t d = b.depth[i];
       if (d < h && d < ne) {
@@ -118,26 +149,31 @@ static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *e
         do a = eligible[rdt_rng_below(rng, ne)]; while (on_path(&b, i, start, a));
         uint32_t children = m->domain[a];
         if (b.n - start + children > UINT32_MAX / 2) {
-          snprintf(err, en, "matrix forest too large: one tree has more than 2^31 nodes; lower \"depth\" or \"bins\"");
+          snprintf(err, en, "%s too large: one tree has more than 2^31 nodes; lower \"depth\" or \"bins\"", what);
           ok = 0;
           break;
         }
         b.nodes[i].feature = a;
         b.nodes[i].next = (uint32_t)(b.n - start);
-        for (uint32_t c = 0; ok && c < children; c++) ok = node_push(&b, (uint32_t)(i - start), d + 1);
+        uint32_t lo = with_rows ? b.lo[i] : 0, hi = with_rows ? b.hi[i] : 0, *count = NULL;
+        if (with_rows && !(ok = split_rows(f, rows, a, idx, tmp, lo, hi, &count))) break;
+        for (uint32_t c = 0; ok && c < children; c++) /* with rows, child c has [count[c-1], count[c]) */
+          ok = node_push(&b, with_rows, (uint32_t)(i - start), d + 1, count && c ? lo + count[c - 1] : lo,
+                         count ? lo + count[c] : 0);
+        free(count);
       } else {
         b.nodes[i].next = tree_leaves++;
         if (++leaves > max_leaves) {
           snprintf(err, en,
-                   "matrix forest too large: its trees have more than %llu leaves (x %u classes) in all; lower "
+                   "%s too large: its trees have more than %llu leaves (x %u classes) in all; lower "
                    "\"trees\", \"depth\" or \"bins\"",
-                   (unsigned long long)max_leaves, rdt_forest_slots(f));
+                   what, (unsigned long long)max_leaves, rdt_forest_slots(f));
           ok = 0;
           break;
         }
+        if (with_rows && !(ok = rows->leaf(rows->ctx, rng, idx + b.lo[i], b.hi[i] - b.lo[i]))) break;
       }
     }
-    if (!ok && !err[0]) snprintf(err, en, "out of memory while drawing the matrix forest");
   }
   if (ok) {
     m->node_start[k] = (uint32_t)b.n;
@@ -145,12 +181,16 @@ static int build_trees(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, char *e
     m->nodes = b.nodes;
     b.nodes = NULL;
   } else if (!err[0]) {
-    snprintf(err, en, "out of memory while drawing the matrix forest");
+    snprintf(err, en, "out of memory while drawing the %s", what);
   }
   free(b.nodes);
   free(b.parent);
   free(b.depth);
+  free(b.lo);
+  free(b.hi);
   free(eligible);
+  free(idx);
+  free(tmp);
   return ok;
 }
 
@@ -619,7 +659,7 @@ static int choose_trees(rdt_forest *f, const rdt_rng *structure, uint64_t max_le
     rdt_rng rng = *structure; /* the same stream as the final draw */
     f->config.trees = tau;
     double factor = INFINITY;
-    int ok = build_trees(f, &rng, max_leaves, err, en) && choose_strategy(f, err, en, &factor, 0);
+    int ok = rdt_matrix_draw(f, &rng, max_leaves, NULL, err, en) && choose_strategy(f, err, en, &factor, 0);
     rdt_rng_clear(&rng);
     drop_structure(m);
     if (!ok) { /* e.g. too large at this size: a smaller forest may fit */
@@ -678,7 +718,7 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
     }
   }
   if (f->config.trees_auto && !choose_trees(f, structure, max_leaves, err, en)) return 0;
-  if (!build_trees(f, structure, max_leaves, err, en)) return 0;
+  if (!rdt_matrix_draw(f, structure, max_leaves, NULL, err, en)) return 0;
   if (!choose_strategy(f, err, en, NULL, 1)) return 0;
   uint64_t L = rdt_matrix_leaves(f);
   f->counts = calloc((size_t)(L ? L * C : 1), sizeof *f->counts);

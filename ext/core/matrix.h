@@ -124,6 +124,21 @@ typedef struct rdt_matrix {
   rdt_rng partition_rng;       /* chooses each row's tree under "partition" */
 } rdt_matrix;
 
+/* Rows carried down the trees while they are drawn (RDT#): `leaf` gets,
+** at every leaf in breadth-first order, the indexes of the rows of x that
+** reach it (it may reorder them); returning 0 stops the drawing. */
+typedef struct rdt_mrows {
+  const double *x;   /* n cleaned feature vectors */
+  uint64_t n;
+  int (*leaf)(void *ctx, rdt_rng *rng, uint32_t *rows, uint32_t k);
+  void *ctx;
+} rdt_mrows;
+
+/* Draw f->config.trees multiway trees breadth-first (children of a node
+** consecutive; contract item 1) into f->matrix, whose bins and domains are
+** set: at most max_leaves leaves in all; rows may be NULL. Returns 1, or 0
+** with a message in err (empty: the leaf callback failed and says why). */
+int rdt_matrix_draw(rdt_forest *f, rdt_rng *rng, uint64_t max_leaves, const rdt_mrows *rows, char *err, size_t en);
 /* Leaves of the whole forest. */
 uint64_t rdt_matrix_leaves(const rdt_forest *f);
 /* Draw the structure, choose the strategy (or check the requested one) and

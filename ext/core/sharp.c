@@ -79,18 +79,19 @@ uint64_t rdt_sharp_slot(const rdt_forest *f, uint32_t t, const double *xs, const
   return best;
 }
 
-/* ---- structure ---------------------------------------------------------- */
+/* ---- structure -------------------------------------------------------- */
 
+/* The centres chosen while rdt_matrix_draw carries the public rows down. */
 typedef struct {
-  rdt_mnode *nodes;
-  uint64_t n, cap;
-  uint32_t *parent, *depth, *lo, *hi; /* current tree only, tree-relative */
-  uint64_t tcap;
-  uint32_t *centre_rows;              /* all trees: rows chosen as centres */
+  uint64_t n_pub;                     /* N */
+  uint32_t cells;                     /* N_CELLS */
+  uint32_t *centre_rows;              /* rows chosen as centres, leaf after leaf */
   uint64_t n_centres, ccap;
-  uint32_t *leaf_centres;             /* all trees: centres per leaf */
+  uint32_t *leaf_centres;             /* centres per leaf */
   uint64_t n_leaves, lcap;
-} sharp_builder;
+  uint64_t max_slots;
+  int too_many;
+} centre_picker;
 
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem) {
   if (need <= *cap) return 1;
@@ -103,100 +104,32 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem) {
   return 1;
 }
 
-static int push_node(sharp_builder *b, uint32_t start, uint32_t parent, uint32_t depth, uint32_t lo, uint32_t hi) {
-  uint64_t rel = b->n - start;
-  if (!grow((void **)&b->nodes, &b->cap, b->n + 1, sizeof *b->nodes)) return 0;
-  uint64_t tc = b->tcap;
-  if (rel + 1 > tc) {
-    uint64_t c = tc;
-    if (!grow((void **)&b->parent, &c, rel + 1, sizeof *b->parent)) return 0;
-    c = tc;
-    if (!grow((void **)&b->depth, &c, rel + 1, sizeof *b->depth)) return 0;
-    c = tc;
-    if (!grow((void **)&b->lo, &c, rel + 1, sizeof *b->lo)) return 0;
-    c = tc;
-    if (!grow((void **)&b->hi, &c, rel + 1, sizeof *b->hi)) return 0;
-    b->tcap = c;
+/* Leaf: ceil(cells * k / N) centres, uniformly among its k public rows
+** (partial Fisher-Yates; contract item 2). */
+static int pick_centres(void *ctx, rdt_rng *rng, uint32_t *rows, uint32_t k) {
+  centre_picker *p = ctx;
+  uint64_t want = k ? ((uint64_t)p->cells * k + p->n_pub - 1) / p->n_pub : 0;
+  if (want > k) want = k;
+  if (!grow((void **)&p->centre_rows, &p->ccap, p->n_centres + want, sizeof *p->centre_rows) ||
+      !grow((void **)&p->leaf_centres, &p->lcap, p->n_leaves + 1, sizeof *p->leaf_centres))
+    return 0;
+  for (uint32_t c = 0; c < want; c++) {
+    uint32_t pick = c + (uint32_t)rdt_rng_below(rng, k - c);
+    uint32_t t = rows[c];
+    rows[c] = rows[pick];
+    rows[pick] = t;
+    p->centre_rows[p->n_centres++] = rows[c];
   }
-  b->nodes[b->n].feature = RDT_MNODE_LEAF;
-  b->nodes[b->n].next = 0;
-  b->parent[rel] = parent;
-  b->depth[rel] = depth;
-  b->lo[rel] = lo;
-  b->hi[rel] = hi;
-  b->n++;
-  return 1;
-}
-
-/* One tree, breadth-first, partitioning the public row indices idx as it
-** splits (contract item 2). */
-static int build_tree(rdt_forest *f, sharp_builder *b, const double *pub, uint64_t n_pub, uint32_t *idx,
-                      uint32_t *tmp, const uint32_t *eligible, uint32_t ne, rdt_rng *rng) {
-  rdt_matrix *m = f->matrix;
-  uint32_t nf = f->schema.n_features, h = f->config.depth;
-  uint32_t start = (uint32_t)b->n, tree_leaves = 0;
-  for (uint64_t r = 0; r < n_pub; r++) idx[r] = (uint32_t)r;
-  if (!push_node(b, start, 0, 0, 0, (uint32_t)n_pub)) return 0;
-  for (uint64_t i = start; i < b->n; i++) {
-    uint64_t rel = i - start;
-    uint32_t d = b->depth[rel], lo = b->lo[rel], hi = b->hi[rel];
-    if (d < h && d < ne) {
-      uint32_t a;
-      for (;;) { /* uniform among eligible attributes not on the path */
-        a = eligible[rdt_rng_below(rng, ne)];
-        int used = 0;
-        for (uint64_t v = rel; v != 0 && !used;) {
-          v = b->parent[v];
-          used = b->nodes[start + v].feature == a;
-        }
-        if (!used) break;
-      }
-      uint32_t children = m->domain[a];
-      if (b->n - start + children > UINT32_MAX / 2) return 0;
-      b->nodes[i].feature = a;
-      b->nodes[i].next = (uint32_t)(b->n - start);
-      /* Counting sort of the node's rows by their bin of a. */
-      uint32_t *count = calloc(children + 1, sizeof *count);
-      if (!count) return 0;
-      for (uint32_t k = lo; k < hi; k++) count[rdt_matrix_bin(f, a, pub[(size_t)idx[k] * nf + a]) + 1]++;
-      for (uint32_t c = 0; c < children; c++) count[c + 1] += count[c];
-      for (uint32_t k = lo; k < hi; k++) {
-        uint32_t c = rdt_matrix_bin(f, a, pub[(size_t)idx[k] * nf + a]);
-        tmp[lo + count[c]++] = idx[k];
-      }
-      memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
-      uint32_t first = lo;
-      int ok = 1;
-      for (uint32_t c = 0; ok && c < children; c++) { /* count[c] is now the end of child c */
-        ok = push_node(b, start, (uint32_t)rel, d + 1, first, lo + count[c]);
-        first = lo + count[c];
-      }
-      free(count);
-      if (!ok) return 0;
-    } else {
-      /* Leaf: ceil(cells * k / N) centres among its k public rows. */
-      uint32_t k = hi - lo;
-      uint64_t want = k ? ((uint64_t)f->sharp->cells * k + n_pub - 1) / n_pub : 0;
-      if (want > k) want = k;
-      if (!grow((void **)&b->centre_rows, &b->ccap, b->n_centres + want, sizeof *b->centre_rows) ||
-          !grow((void **)&b->leaf_centres, &b->lcap, b->n_leaves + 1, sizeof *b->leaf_centres))
-        return 0;
-      for (uint32_t c = 0; c < want; c++) { /* partial Fisher-Yates */
-        uint32_t pick = lo + c + (uint32_t)rdt_rng_below(rng, k - c);
-        uint32_t t = idx[lo + c];
-        idx[lo + c] = idx[pick];
-        idx[pick] = t;
-        b->centre_rows[b->n_centres++] = idx[lo + c];
-      }
-      b->leaf_centres[b->n_leaves++] = (uint32_t)want;
-      b->nodes[i].next = tree_leaves++;
-    }
+  p->leaf_centres[p->n_leaves++] = (uint32_t)want;
+  if (p->n_leaves + p->n_centres > p->max_slots) { /* an upper bound on the slots */
+    p->too_many = 1;
+    return 0;
   }
   return 1;
 }
 
 int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err, size_t en) {
-  uint32_t nf = f->schema.n_features, k = f->config.trees, C = rdt_forest_slots(f);
+  uint32_t nf = f->schema.n_features, C = rdt_forest_slots(f);
   err[0] = 0;
   f->matrix = calloc(1, sizeof *f->matrix);
   f->sharp = calloc(1, sizeof *f->sharp);
@@ -216,50 +149,24 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   /* The structure stream: from the seed, or fresh from the OS. */
   rdt_rng rng;
   rdt_rng_init_for(&rng, f->config.seeded ? f->config.seed_key : NULL, "rdt#-structure", 1);
-  sharp_builder b = {0};
-  uint32_t *eligible = malloc(nf * sizeof *eligible), ne = 0;
-  uint32_t *idx = malloc((size_t)n_pub * sizeof *idx), *tmp = malloc((size_t)n_pub * sizeof *tmp);
-  m->node_start = malloc((k + 1) * sizeof *m->node_start);
-  m->leaf_start = malloc((k + 1) * sizeof *m->leaf_start);
-  int ok = eligible && idx && tmp && m->node_start && m->leaf_start;
-  for (uint32_t j = 0; ok && j < nf; j++)
-    if (m->domain[j] >= 2) eligible[ne++] = j;
-  uint64_t max_slots = RDT_MATRIX_MAX_COUNTERS / C;
-  for (uint32_t t = 0; ok && t < k; t++) {
-    m->node_start[t] = (uint32_t)b.n;
-    m->leaf_start[t] = (uint32_t)b.n_leaves;
-    ok = build_tree(f, &b, pub, n_pub, idx, tmp, eligible, ne, &rng);
-    if (!ok) snprintf(err, en, "out of memory while drawing the RDT# trees");
-    uint64_t slots = b.n_leaves + b.n_centres; /* an upper bound */
-    if (ok && slots > max_slots) {
-      snprintf(err, en, "RDT# forest too large: more than %llu centres (x %u classes); lower \"trees\", "
-               "\"secondary_trees\", \"depth\", \"bins\" or \"cells\"", (unsigned long long)max_slots, C);
-      ok = 0;
-    }
-  }
+  centre_picker p = {.n_pub = n_pub, .cells = sh->cells, .max_slots = RDT_MATRIX_MAX_COUNTERS / C};
+  rdt_mrows rows = {pub, n_pub, pick_centres, &p};
+  int ok = rdt_matrix_draw(f, &rng, p.max_slots, &rows, err, en);
   rdt_rng_clear(&rng);
-  free(eligible);
-  free(idx);
-  free(tmp);
-  free(b.parent);
-  free(b.depth);
-  free(b.lo);
-  free(b.hi);
+  if (!ok && p.too_many)
+    snprintf(err, en, "RDT# forest too large: more than %llu centres (x %u classes); lower \"trees\", "
+             "\"secondary_trees\", \"depth\", \"bins\" or \"cells\"", (unsigned long long)p.max_slots, C);
   if (ok) {
-    m->node_start[k] = (uint32_t)b.n;
-    m->leaf_start[k] = (uint32_t)b.n_leaves;
-    m->nodes = b.nodes;
-    b.nodes = NULL;
-    sh->slot_start = malloc((size_t)(b.n_leaves + 1) * sizeof *sh->slot_start);
+    sh->slot_start = malloc((size_t)(p.n_leaves + 1) * sizeof *sh->slot_start);
     ok = sh->slot_start != NULL;
   }
   uint64_t slots = 0;
   if (ok) {
-    for (uint64_t l = 0; l < b.n_leaves; l++) {
+    for (uint64_t l = 0; l < p.n_leaves; l++) {
       sh->slot_start[l] = (uint32_t)slots;
-      slots += b.leaf_centres[l] ? b.leaf_centres[l] : 1;
+      slots += p.leaf_centres[l] ? p.leaf_centres[l] : 1;
     }
-    sh->slot_start[b.n_leaves] = (uint32_t)slots;
+    sh->slot_start[p.n_leaves] = (uint32_t)slots;
     sh->centres = malloc((size_t)slots * nf * sizeof *sh->centres);
     f->counts = calloc((size_t)slots * C, sizeof *f->counts);
     m->row_bins = malloc(nf * sizeof *m->row_bins);
@@ -268,19 +175,18 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   }
   if (ok) {
     uint64_t c = 0;
-    for (uint64_t l = 0; l < b.n_leaves; l++) {
+    for (uint64_t l = 0; l < p.n_leaves; l++) {
       double *dst = sh->centres + (size_t)sh->slot_start[l] * nf;
-      if (!b.leaf_centres[l]) {
+      if (!p.leaf_centres[l]) {
         for (uint32_t j = 0; j < nf; j++) dst[j] = NAN;
         continue;
       }
-      for (uint32_t q = 0; q < b.leaf_centres[l]; q++, c++)
-        memcpy(dst + (size_t)q * nf, pub + (size_t)b.centre_rows[c] * nf, nf * sizeof *dst);
+      for (uint32_t q = 0; q < p.leaf_centres[l]; q++, c++)
+        memcpy(dst + (size_t)q * nf, pub + (size_t)p.centre_rows[c] * nf, nf * sizeof *dst);
     }
   }
-  free(b.nodes);
-  free(b.centre_rows);
-  free(b.leaf_centres);
+  free(p.centre_rows);
+  free(p.leaf_centres);
   return ok;
 }
 
