@@ -102,7 +102,7 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
   if (f->sharp) {
     const rdt_sharp *sh = f->sharp;
     sqlite3_str_appendf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu,\"centres\":[",
-                        sh->primary, sh->cells, (unsigned long long)sh->public_rows);
+                        f->config.primary_trees, f->config.cells, (unsigned long long)sh->public_rows);
     for (uint64_t l = 0; l < rdt_matrix_leaves(f); l++) {
       sqlite3_str_appendall(o, l ? ",[" : "[");
       uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
@@ -348,8 +348,8 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
     if (!member_uint(im, sj, "primary_trees", c->trees, &primary) || !member_uint(im, sj, "cells", RDT_SHARP_MAX_CELLS, &cells) ||
         !member_uint(im, sj, "public_rows", RDT_SHARP_MAX_PUBLIC_ROWS, &public_rows))
       return 0;
-    sh->primary = c->primary_trees = (uint32_t)primary;
-    sh->cells = c->cells = (uint32_t)cells;
+    c->primary_trees = (uint32_t)primary;
+    c->cells = (uint32_t)cells;
     sh->public_rows = public_rows;
     const rdt_json *centres = member(im, sj, "centres", RDT_JSON_ARRAY);
     if (!centres) return 0;

@@ -251,7 +251,7 @@ static double tree_epsilon(const rdt_forest *f, uint32_t t) {
   const rdt_config *c = &f->config;
   if (!c->is_private) return NAN;
   /* RDT#: the primary trees share eps; the secondary ones spend none. */
-  if (f->sharp) return t < f->sharp->primary ? rdt_eps_to_double(c->eps) / f->sharp->primary : 0;
+  if (f->sharp) return t < c->primary_trees ? rdt_eps_to_double(c->eps) / c->primary_trees : 0;
   /* Matrix: per-leaf noise splits eps over the trees (not with partition);
   ** the tables' eps is shared by every tree derived from them. */
   if (f->matrix)

@@ -140,8 +140,8 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                         "Laplace noise of scale %u/epsilon on every class counter of every centre of the %u primary "
                         "trees (L1 sensitivity 1 per tree); the %u secondary trees count public rows labelled by "
                         "the primary trees (post-processing)\",",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num, f->sharp->primary, f->sharp->primary,
-                        c->trees - f->sharp->primary);
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num, c->primary_trees, c->primary_trees,
+                        c->trees - c->primary_trees);
   } else if (c->is_private && f->matrix) {
     const rdt_matrix *m = f->matrix;
     sqlite3_str_appendf(o,
@@ -188,7 +188,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     for (uint64_t k = 0; k < rdt_sharp_slots(f); k++) centres += !isnan(sh->centres[k * f->schema.n_features]);
     sqlite3_str_appendf(o, "\"rdt#\":{\"primary_trees\":%u,\"secondary_trees\":%u,\"cells\":%u,\"bins\":%u,"
                            "\"public_rows\":%llu,\"centres\":%llu},",
-                        sh->primary, c->trees - sh->primary, sh->cells, f->matrix->bins,
+                        c->primary_trees, c->trees - c->primary_trees, c->cells, f->matrix->bins,
                         (unsigned long long)sh->public_rows, (unsigned long long)centres);
     sqlite3_str_appendall(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored "
                              "verbatim; publish this model only if those rows really are public\",");

@@ -500,7 +500,7 @@ static void audit_sharp(int broken) {
   rdt_forest_train_row(&f, &extra, 1);
   memcpy(with, f.counts, nc * sizeof *with);
   rdt_eps claimed = f.config.eps;
-  if (broken) f.config.eps.num *= f.sharp->primary;
+  if (broken) f.config.eps.num *= f.config.primary_trees;
   long k[2][SHARP_EVENTS] = {{0}};
   rdt_rng rng;
   seeded(&rng, broken ? "sharp-broken" : "sharp", 0);
@@ -509,7 +509,7 @@ static void audit_sharp(int broken) {
       memcpy(f.counts, side ? with : without, nc * sizeof *with);
       rdt_sharp_release(&f, pub, 6, &rng);
       int64_t v = 0;
-      for (uint32_t t = 0; t < f.sharp->primary; t++) v += f.counts[rdt_sharp_slot(&f, t, &x, bins) * 2 + 1];
+      for (uint32_t t = 0; t < f.config.primary_trees; t++) v += f.counts[rdt_sharp_slot(&f, t, &x, bins) * 2 + 1];
       rdt_forest_prepare(&f);
       k[side][0] += v >= 2;
       k[side][1] += v >= 5;

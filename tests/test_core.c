@@ -1015,7 +1015,7 @@ static void test_sharp(void) {
     uint64_t a = sh->slot_start[f.matrix->leaf_start[t]], b = sh->slot_start[f.matrix->leaf_start[t + 1]];
     int64_t sum = 0;
     for (uint64_t k = a * 2; k < b * 2; k++) sum += f.counts[k];
-    totals &= sum == (t < sh->primary ? N_PRIV : N_PUB);
+    totals &= sum == (t < f.config.primary_trees ? N_PRIV : N_PUB);
   }
   check(totals, "rdt#: primary trees count each private row once, secondary trees each public row once");
   f.config.is_private = 1;

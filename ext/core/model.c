@@ -191,8 +191,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   if (f->sharp) { /* RDT#: bins, p, N_CELLS, the public row count */
     section_begin(w, TAG_SHARP, &at);
     put_u32(w, f->matrix->bins);
-    put_u32(w, f->sharp->primary);
-    put_u32(w, f->sharp->cells);
+    put_u32(w, f->config.primary_trees);
+    put_u32(w, f->config.cells);
     put_u64(w, f->sharp->public_rows);
     section_end(w, at);
   } else if (f->matrix) {
@@ -497,14 +497,12 @@ static int read_sharp(reader *r, rdt_forest *f) {
   if (!f->matrix || !f->sharp) return 0;
   f->matrix->bins = get_u32(r);
   f->matrix->strategy = RDT_STRATEGY_LEAF;
-  f->sharp->primary = get_u32(r);
-  f->sharp->cells = get_u32(r);
+  f->config.primary_trees = get_u32(r);
+  f->config.cells = get_u32(r);
   f->sharp->public_rows = get_u64(r);
-  f->config.primary_trees = f->sharp->primary;
-  f->config.cells = f->sharp->cells;
   f->config.bins = f->matrix->bins;
-  if (r->bad || f->matrix->bins < 2 || f->matrix->bins > RDT_MATRIX_MAX_BINS || f->sharp->primary < 1 ||
-      f->sharp->primary > f->config.trees || f->sharp->cells < 1 || f->sharp->cells > RDT_SHARP_MAX_CELLS ||
+  if (r->bad || f->matrix->bins < 2 || f->matrix->bins > RDT_MATRIX_MAX_BINS || f->config.primary_trees < 1 ||
+      f->config.primary_trees > f->config.trees || f->config.cells < 1 || f->config.cells > RDT_SHARP_MAX_CELLS ||
       f->sharp->public_rows < 1 || f->sharp->public_rows > RDT_SHARP_MAX_PUBLIC_ROWS)
     return 0;
   return rdt_matrix_domains(f);

@@ -138,8 +138,6 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   rdt_sharp *sh = f->sharp;
   m->bins = f->config.bins;
   m->strategy = RDT_STRATEGY_LEAF;
-  sh->primary = f->config.primary_trees;
-  sh->cells = f->config.cells;
   sh->public_rows = n_pub;
   if (n_pub == 0 || n_pub > RDT_SHARP_MAX_PUBLIC_ROWS) {
     snprintf(err, en, "the public query must return between 1 and %d rows", RDT_SHARP_MAX_PUBLIC_ROWS);
@@ -149,7 +147,7 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   /* The structure stream: from the seed, or fresh from the OS. */
   rdt_rng rng;
   rdt_rng_init_for(&rng, f->config.seeded ? f->config.seed_key : NULL, "rdt#-structure", 1);
-  centre_picker p = {.n_pub = n_pub, .cells = sh->cells, .max_slots = RDT_MATRIX_MAX_COUNTERS / C};
+  centre_picker p = {.n_pub = n_pub, .cells = f->config.cells, .max_slots = RDT_MATRIX_MAX_COUNTERS / C};
   rdt_mrows rows = {pub, n_pub, pick_centres, &p};
   int ok = rdt_matrix_draw(f, &rng, p.max_slots, &rows, err, en);
   rdt_rng_clear(&rng);
@@ -196,12 +194,12 @@ void rdt_sharp_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   uint32_t C = rdt_forest_slots(f);
   uint32_t *bins = f->matrix->row_bins;
   rdt_matrix_row_bins(f, xs, bins);
-  for (uint32_t t = 0; t < f->sharp->primary; t++) f->counts[rdt_sharp_slot(f, t, xs, bins) * C + cls]++;
+  for (uint32_t t = 0; t < f->config.primary_trees; t++) f->counts[rdt_sharp_slot(f, t, xs, bins) * C + cls]++;
 }
 
 int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng *noise) {
   const rdt_sharp *sh = f->sharp;
-  uint32_t C = rdt_forest_slots(f), nf = f->schema.n_features, p = sh->primary;
+  uint32_t C = rdt_forest_slots(f), nf = f->schema.n_features, p = f->config.primary_trees;
   uint64_t primary_slots = sh->slot_start[f->matrix->leaf_start[p]];
   if (f->config.is_private) { /* contract item 3 */
     uint64_t s, t;
@@ -237,7 +235,9 @@ int rdt_sharp_check(const rdt_forest *f) {
   const rdt_sharp *sh = f->sharp;
   uint32_t nf = f->schema.n_features;
   uint64_t L = rdt_matrix_leaves(f);
-  if (sh->primary < 1 || sh->primary > f->config.trees || sh->cells < 1 || sh->public_rows < 1) return 0;
+  if (f->config.primary_trees < 1 || f->config.primary_trees > f->config.trees || f->config.cells < 1 ||
+      sh->public_rows < 1)
+    return 0;
   for (uint64_t l = 0; l < L; l++) {
     uint64_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
     if (b <= a) return 0;

@@ -43,8 +43,6 @@
 #define RDT_SHARP_MAX_QUERY 4096
 
 typedef struct rdt_sharp {
-  uint32_t primary;       /* p: trees [0, p) hold private counters */
-  uint32_t cells;         /* N_CELLS */
   uint64_t public_rows;   /* rows of the public query that shaped the trees */
   uint32_t *slot_start;   /* per leaf (forest-wide) + 1: its centres' slots */
   double *centres;        /* per slot, n_features cleaned values; NaN for a leaf without public rows */
