@@ -75,7 +75,7 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
   const rdt_config *c = &f->config;
   const rdt_matrix *m = f->matrix;
   uint32_t slots = rdt_forest_slots(f), nf = f->schema.n_features;
-  sqlite3_str_appendf(o, ",\"layout\":\"multiway\",\"bins\":%u,\"nodes\":[", m->bins);
+  sqlite3_str_appendf(o, ",\"layout\":\"multiway\",\"bins\":%u,\"nodes\":[", c->bins);
   for (uint32_t t = 0; t < c->trees; t++) {
     sqlite3_str_appendall(o, t ? ",[" : "[");
     for (uint32_t i = m->node_start[t]; i < m->node_start[t + 1]; i++) {
@@ -300,7 +300,7 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
   if (!m) return bad(im, "out of memory");
   uint64_t u;
   if (!member_uint(im, root, "bins", RDT_MATRIX_MAX_BINS, &u)) return 0;
-  m->bins = c->bins = (uint32_t)u;
+  c->bins = (uint32_t)u;
   m->strategy = RDT_STRATEGY_LEAF;
   if (!rdt_matrix_domains(f)) return bad(im, "out of memory");
   const rdt_json *nodes = member(im, root, "nodes", RDT_JSON_ARRAY), *leaves = member(im, root, "leaves", RDT_JSON_ARRAY);

@@ -328,9 +328,9 @@ static void result_branch(sqlite3_context *ctx, const rdt_forest *f, uint32_t fe
   const rdt_feature *ft = &f->schema.features[feature];
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   if (ft->type == RDT_FEATURE_NUMERIC) {
-    double w = (ft->max - ft->min) / f->matrix->bins;
+    double w = (ft->max - ft->min) / f->config.bins;
     sqlite3_str_appendf(o, "[%!.17g,%!.17g]", ft->min + w * bin,
-                        bin + 1 == f->matrix->bins ? ft->max : ft->min + w * (bin + 1));
+                        bin + 1 == f->config.bins ? ft->max : ft->min + w * (bin + 1));
   } else {
     sqlite3_str_appendchar(o, 1, '[');
     rdt_sql_json_value(o, &ft->values[bin]);

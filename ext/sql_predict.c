@@ -188,7 +188,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     for (uint64_t k = 0; k < rdt_sharp_slots(f); k++) centres += !isnan(sh->centres[k * f->schema.n_features]);
     sqlite3_str_appendf(o, "\"rdt#\":{\"primary_trees\":%u,\"secondary_trees\":%u,\"cells\":%u,\"bins\":%u,"
                            "\"public_rows\":%llu,\"centres\":%llu},",
-                        c->primary_trees, c->trees - c->primary_trees, c->cells, f->matrix->bins,
+                        c->primary_trees, c->trees - c->primary_trees, c->cells, c->bins,
                         (unsigned long long)sh->public_rows, (unsigned long long)centres);
     sqlite3_str_appendall(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored "
                              "verbatim; publish this model only if those rows really are public\",");
@@ -196,7 +196,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     const rdt_matrix *m = f->matrix;
     sqlite3_str_appendf(o, "\"noise\":\"matrix\",\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
                         c->trees, c->depth, (unsigned long long)rdt_forest_total_leaves(f));
-    sqlite3_str_appendf(o, "\"matrix\":{\"bins\":%u,\"strategy\":\"%s\",\"partition\":%s,", m->bins,
+    sqlite3_str_appendf(o, "\"matrix\":{\"bins\":%u,\"strategy\":\"%s\",\"partition\":%s,", c->bins,
                         rdt_strategy_name(m->strategy), c->partition ? "true" : "false");
     if (c->is_private) sqlite3_str_appendf(o, "\"expected_leaf_variance\":%!.17g,", m->expected_variance);
     else sqlite3_str_appendall(o, "\"expected_leaf_variance\":0,");

@@ -28,7 +28,7 @@ int rdt_matrix_domains(rdt_forest *f) {
   if (!m->domain) return 0;
   for (uint32_t j = 0; j < f->schema.n_features; j++) {
     const rdt_feature *ft = &f->schema.features[j];
-    m->domain[j] = ft->type == RDT_FEATURE_NUMERIC ? m->bins : ft->n_values;
+    m->domain[j] = ft->type == RDT_FEATURE_NUMERIC ? f->config.bins : ft->n_values;
   }
   return 1;
 }
@@ -686,7 +686,6 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   f->matrix = calloc(1, sizeof *f->matrix);
   if (!f->matrix) { snprintf(err, en, "out of memory"); return 0; }
   rdt_matrix *m = f->matrix;
-  m->bins = f->config.bins;
   uint32_t C = rdt_forest_slots(f);
   if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
   /* Every tree has at least the product of the h smallest domains as

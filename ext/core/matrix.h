@@ -100,7 +100,6 @@ typedef struct rdt_mtable {
 } rdt_mtable;
 
 typedef struct rdt_matrix {
-  uint32_t bins;               /* equal-width bins of every numeric attribute */
   uint32_t *domain;            /* per feature: number of bins */
   uint32_t *node_start;        /* trees + 1 offsets into nodes */
   uint32_t *leaf_start;        /* trees + 1 offsets into the forest's leaves */

@@ -107,7 +107,7 @@ static uint32_t privacy_sensitivity(const rdt_forest *f) {
 
 static void write_matrix(writer *w, const rdt_forest *f) {
   const rdt_matrix *m = f->matrix;
-  put_u32(w, m->bins);
+  put_u32(w, f->config.bins);
   put_u32(w, m->strategy);
   for (int k = 0; k < RDT_N_STRATEGIES; k++) put_f64(w, m->factor[k]);
   put_f64(w, m->expected_variance);
@@ -190,7 +190,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 
   if (f->sharp) { /* RDT#: bins, p, N_CELLS, the public row count */
     section_begin(w, TAG_SHARP, &at);
-    put_u32(w, f->matrix->bins);
+    put_u32(w, f->config.bins);
     put_u32(w, f->config.primary_trees);
     put_u32(w, f->config.cells);
     put_u64(w, f->sharp->public_rows);
@@ -408,7 +408,7 @@ static int read_matrix(reader *r, rdt_forest *f) {
   rdt_matrix *m = calloc(1, sizeof *m);
   if (!m) return 0;
   f->matrix = m;
-  m->bins = get_u32(r);
+  f->config.bins = get_u32(r);
   m->strategy = get_u32(r);
   for (int k = 0; k < RDT_N_STRATEGIES; k++) {
     m->factor[k] = get_f64(r);
@@ -417,7 +417,7 @@ static int read_matrix(reader *r, rdt_forest *f) {
   m->expected_variance = get_f64(r);
   uint32_t G = get_u32(r);
   uint32_t nf = f->schema.n_features;
-  if (r->bad || m->bins < 2 || m->bins > RDT_MATRIX_MAX_BINS || m->strategy < RDT_STRATEGY_LEAF ||
+  if (r->bad || f->config.bins < 2 || f->config.bins > RDT_MATRIX_MAX_BINS || m->strategy < RDT_STRATEGY_LEAF ||
       m->strategy > RDT_N_STRATEGIES || !isfinite(m->expected_variance) || m->expected_variance < 0 ||
       G > (r->n - r->pos) / 16)
     return 0;
@@ -495,13 +495,12 @@ static int read_sharp(reader *r, rdt_forest *f) {
   f->matrix = calloc(1, sizeof *f->matrix);
   f->sharp = calloc(1, sizeof *f->sharp);
   if (!f->matrix || !f->sharp) return 0;
-  f->matrix->bins = get_u32(r);
+  f->config.bins = get_u32(r);
   f->matrix->strategy = RDT_STRATEGY_LEAF;
   f->config.primary_trees = get_u32(r);
   f->config.cells = get_u32(r);
   f->sharp->public_rows = get_u64(r);
-  f->config.bins = f->matrix->bins;
-  if (r->bad || f->matrix->bins < 2 || f->matrix->bins > RDT_MATRIX_MAX_BINS || f->config.primary_trees < 1 ||
+  if (r->bad || f->config.bins < 2 || f->config.bins > RDT_MATRIX_MAX_BINS || f->config.primary_trees < 1 ||
       f->config.primary_trees > f->config.trees || f->config.cells < 1 || f->config.cells > RDT_SHARP_MAX_CELLS ||
       f->sharp->public_rows < 1 || f->sharp->public_rows > RDT_SHARP_MAX_PUBLIC_ROWS)
     return 0;

@@ -136,7 +136,6 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   if (!f->matrix || !f->sharp) { snprintf(err, en, "out of memory"); return 0; }
   rdt_matrix *m = f->matrix;
   rdt_sharp *sh = f->sharp;
-  m->bins = f->config.bins;
   m->strategy = RDT_STRATEGY_LEAF;
   sh->public_rows = n_pub;
   if (n_pub == 0 || n_pub > RDT_SHARP_MAX_PUBLIC_ROWS) {
