@@ -649,34 +649,44 @@ static void drop_structure(rdt_matrix *m) {
   m->nodes = NULL;
 }
 
+/* Leaves the best candidate's trees in f->matrix (each drawn from a copy of
+** the structure stream, so it is the forest a fixed count would give). */
 static int choose_trees(rdt_forest *f, const rdt_rng *structure, uint64_t max_leaves, char *err, size_t en) {
-  rdt_matrix *m = f->matrix;
+  rdt_matrix *m = f->matrix, kept = {0};
   uint32_t best = 0;
   double best_score = -1;
   char first_err[256] = "";
   for (size_t k = 0; k < sizeof TREE_CANDIDATES / sizeof *TREE_CANDIDATES; k++) {
     uint32_t tau = TREE_CANDIDATES[k];
-    rdt_rng rng = *structure; /* the same stream as the final draw */
+    rdt_rng rng = *structure;
     f->config.trees = tau;
     double factor = INFINITY;
     int ok = rdt_matrix_draw(f, &rng, max_leaves, NULL, err, en) && choose_strategy(f, err, en, &factor, 0);
     rdt_rng_clear(&rng);
+    double score = ok && isfinite(factor) && factor > 0 ? tau / factor : 0;
+    if (ok && score > best_score * (1 + 1e-9)) { /* keep these trees, drop the previous best */
+      drop_structure(&kept);
+      kept.node_start = m->node_start;
+      kept.leaf_start = m->leaf_start;
+      kept.nodes = m->nodes;
+      m->node_start = m->leaf_start = NULL;
+      m->nodes = NULL;
+      best_score = score;
+      best = tau;
+    }
     drop_structure(m);
     if (!ok) { /* e.g. too large at this size: a smaller forest may fit */
       if (!first_err[0]) snprintf(first_err, sizeof first_err, "%s", err);
       err[0] = 0;
-      continue;
-    }
-    double score = isfinite(factor) && factor > 0 ? tau / factor : 0;
-    if (score > best_score * (1 + 1e-9)) {
-      best_score = score;
-      best = tau;
     }
   }
   if (!best) {
     snprintf(err, en, "%s", first_err[0] ? first_err : "out of memory while choosing the number of trees");
     return 0;
   }
+  m->node_start = kept.node_start;
+  m->leaf_start = kept.leaf_start;
+  m->nodes = kept.nodes;
   f->config.trees = best;
   return 1;
 }
@@ -690,7 +700,7 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   if (!rdt_matrix_domains(f)) { snprintf(err, en, "out of memory"); return 0; }
   /* Every tree has at least the product of the h smallest domains as
   ** leaves (fewer when it runs out of attributes): refuse a forest that is
-  ** certainly too large before drawing it; build_trees refuses the others. */
+  ** certainly too large before drawing it; rdt_matrix_draw refuses the others. */
   uint64_t max_leaves = RDT_MATRIX_MAX_COUNTERS / C;
   {
     uint32_t nf = f->schema.n_features, h = f->config.depth, taken = 0;
@@ -716,8 +726,9 @@ int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
       return 0;
     }
   }
-  if (f->config.trees_auto && !choose_trees(f, structure, max_leaves, err, en)) return 0;
-  if (!rdt_matrix_draw(f, structure, max_leaves, NULL, err, en)) return 0;
+  if (f->config.trees_auto ? !choose_trees(f, structure, max_leaves, err, en)
+                            : !rdt_matrix_draw(f, structure, max_leaves, NULL, err, en))
+    return 0;
   if (!choose_strategy(f, err, en, NULL, 1)) return 0;
   uint64_t L = rdt_matrix_leaves(f);
   f->counts = calloc((size_t)(L ? L * C : 1), sizeof *f->counts);
