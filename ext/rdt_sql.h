@@ -65,6 +65,8 @@ long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
 /* Set a class label as the SQL result, keeping its type. */
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
+/* The SQL error "<fn>: <msg>" (every function's error format). */
+void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg);
 /* Append s as a JSON string literal. */
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
 /* Append a class or category value (integer or string) as JSON. */

@@ -39,9 +39,7 @@ typedef struct batch_state {
 } batch_state;
 
 static void batch_error(sqlite3_context *ctx, batch_state *st, const char *msg) {
-  char *m = sqlite3_mprintf("rdt_predict_batch: %s", msg);
-  sqlite3_result_error(ctx, m, -1);
-  sqlite3_free(m);
+  rdt_sql_error(ctx, "rdt_predict_batch", msg);
   st->failed = 1;
 }
 
@@ -283,9 +281,7 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
                            "rdt_predict_batch", note, err, sizeof err)) {
       free(votes);
       batch_cleanup(st);
-      char *m = sqlite3_mprintf("rdt_predict_batch: %s", err);
-      sqlite3_result_error(ctx, m, -1);
-      sqlite3_free(m);
+      rdt_sql_error(ctx, "rdt_predict_batch", err);
       return;
     }
   }

@@ -596,9 +596,8 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]), jerr,
                                   sizeof jerr);
   if (!root) {
-    char *m = sqlite3_mprintf("rdt_import: not valid JSON: %s", jerr);
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
+    snprintf(err, sizeof err, "not valid JSON: %s", jerr);
+    rdt_sql_error(ctx, "rdt_import", err);
     return;
   }
   rdt_forest f;
@@ -622,9 +621,7 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rdt_forest_free(&check);
   }
   if (!blob) {
-    char *m = sqlite3_mprintf("rdt_import: %s", err);
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
+    rdt_sql_error(ctx, "rdt_import", err);
     return;
   }
   sqlite3_result_blob64(ctx, blob, n, free);

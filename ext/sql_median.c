@@ -30,9 +30,7 @@ typedef struct median_state {
 } median_state;
 
 static void median_error(sqlite3_context *ctx, median_state *st, const char *msg) {
-  char *m = sqlite3_mprintf("dp_median_split: %s", msg);
-  sqlite3_result_error(ctx, m, -1);
-  sqlite3_free(m);
+  rdt_sql_error(ctx, "dp_median_split", msg);
   st->failed = 1;
 }
 

@@ -59,9 +59,7 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     }
     if (!rdt_model_decode(blob ? blob : (const unsigned char *)"", blob ? n : 0, &h->forest, err, sizeof err)) {
       free(h);
-      char *m = sqlite3_mprintf("%s: %s", fn, err);
-      sqlite3_result_error(ctx, m, -1);
-      sqlite3_free(m);
+      rdt_sql_error(ctx, fn, err);
       return NULL;
     }
     h->refs = 1;

@@ -77,9 +77,7 @@ void rdt_sign_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                                                note ? note : "", note ? note_len : 0, &n, err, sizeof err);
   sodium_memzero(sk, sizeof sk);
   if (!signed_model) {
-    char *m = sqlite3_mprintf("rdt_sign: %s", err);
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
+    rdt_sql_error(ctx, "rdt_sign", err);
     return;
   }
   sqlite3_result_blob64(ctx, signed_model, n, free);

@@ -43,9 +43,7 @@ typedef struct train_state {
 } train_state;
 
 static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) {
-  char *m = sqlite3_mprintf("rdt_train: %s", msg);
-  sqlite3_result_error(ctx, m, -1);
-  sqlite3_free(m);
+  rdt_sql_error(ctx, "rdt_train", msg);
   st->failed = 1;
 }
 

@@ -75,6 +75,16 @@ void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
   for (uint32_t j = 0; j < s->n_features; j++) xs[j] = rdt_sql_feature(&s->features[j], argv[j]);
 }
 
+void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg) {
+  char *m = sqlite3_mprintf("%s: %s", fn, msg);
+  if (!m) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_error(ctx, m, -1);
+  sqlite3_free(m);
+}
+
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
   if (cls->type == RDT_VALUE_INTEGER) sqlite3_result_int64(ctx, cls->integer);
   else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
