@@ -93,13 +93,12 @@ static int read_public_rows(sqlite3_context *ctx, train_state *st, const rdt_sch
     }
     /* Protected copies: column values may only be read through a dup. */
     for (uint32_t j = 0; ok && j < nf; j++) ok = (vals[j] = sqlite3_value_dup(sqlite3_column_value(stmt, (int)j))) != NULL;
-    if (ok) rdt_sql_features(schema, vals, st->pub + (size_t)st->n_pub * nf);
+    if (ok) rdt_sql_features(schema, vals, st->pub + (size_t)st->n_pub++ * nf);
     else snprintf(err, en, "out of memory while reading the public rows");
     for (uint32_t j = 0; j < nf; j++) {
       sqlite3_value_free(vals[j]);
       vals[j] = NULL;
     }
-    st->n_pub++;
   }
   if (ok && rc != SQLITE_DONE) {
     snprintf(err, en, "\"public_query\" failed: %s", sqlite3_errmsg(db));
