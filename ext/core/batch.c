@@ -52,9 +52,9 @@ static int identity_factor(const rdt_forest *f, const double *xs, uint32_t n, do
   if (tb->n_attrs > 64) return 0;
   uint8_t *pos = calloc(nf, 1);
   uint64_t *masks = malloc(k * sizeof *masks);
-  double *mult = malloc(k * sizeof *mult), *inv = malloc(k * sizeof *inv);
+  double *mult = malloc(k * sizeof *mult);
   uint32_t *bins = malloc(nf * sizeof *bins);
-  int ok = pos && masks && mult && inv && bins;
+  int ok = pos && masks && mult && bins;
   double total = 0;
   for (uint32_t i = 0; ok && i < tb->n_attrs; i++) pos[tb->attrs[i]] = (uint8_t)i;
   for (uint32_t q = 0; ok && q < n; q++) {
@@ -82,7 +82,6 @@ static int identity_factor(const rdt_forest *f, const double *xs, uint32_t n, do
   free(pos);
   free(masks);
   free(mult);
-  free(inv);
   free(bins);
   return ok;
 }
