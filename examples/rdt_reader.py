@@ -46,6 +46,9 @@ class Model:
         self.codes = [None if f["type"] == "numeric" else {canonical(v): i for i, v in enumerate(f["values"])}
                       for f in self.features]
         self.tables = [self._prepare(leaves) for leaves in doc["leaves"]]
+        # "keep_trees": only these trees vote (chosen from the released counters when it was trained).
+        kept = doc.get("voting_trees")
+        self.voting = list(range(self.trees)) if kept is None else list(kept["trees"])
 
     # --- row rules ------------------------------------------------------------------------------
     def clean(self, row):
@@ -119,7 +122,7 @@ class Model:
             return sum(self.tables[t][self.leaf(t, xs)] for t in range(self.trees)) / self.trees
         c = len(self.classes)
         theta_sum, votes, voters = [0.0] * c, [0.0] * c, 0
-        for t in range(self.trees):
+        for t in self.voting:
             theta, vote = self.tables[t][self.leaf(t, xs)]
             for k in range(c):
                 theta_sum[k] += theta[k]
@@ -132,7 +135,7 @@ class Model:
                 if votes[k] > votes[best] or (votes[k] == votes[best] and theta_sum[k] > theta_sum[best]):
                     best = k
             return self.classes[best]
-        proba = [s / self.trees for s in theta_sum]
+        proba = [s / len(self.voting) for s in theta_sum]
         best = 0
         for k in range(1, c):
             if proba[k] > proba[best]:

@@ -3,7 +3,7 @@
 ** aggregate: DP batch prediction from a NON-private model (core: batch.h).
 **
 ** params is epsilon (a number) or a JSON object {"epsilon", "strategy",
-** "seed", "ledger"}; model and params are validated (and a ledger charged)
+** "seed", "ledger", "keep_trees"}; model and params are validated (and a ledger charged)
 ** on the first query row, before the queries are used. The queries are the
 ** analyst's: they are buffered (features cleaned as in rdt_predict) and the
 ** strategy is chosen from them and the model's structure. The result is a
@@ -33,6 +33,7 @@ typedef struct batch_state {
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
   char ledger[129];  /* charged in the final step, before any noise is drawn */
+  double keep_trees; /* share of trees that vote, chosen from the noisy leaves (1: all) */
   double *xs;
   sqlite3_value **ids;
   uint32_t n, cap;
@@ -59,8 +60,10 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     }
     for (size_t i = 0; i < root->n; i++) {
       const char *k = root->items[i]->key;
-      if (strcmp(k, "epsilon") && strcmp(k, "strategy") && strcmp(k, "seed") && strcmp(k, "ledger")) {
-        snprintf(err, sizeof err, "unknown option \"%.100s\" (known: epsilon, strategy, seed, ledger)", k);
+      if (strcmp(k, "epsilon") && strcmp(k, "strategy") && strcmp(k, "seed") && strcmp(k, "ledger") &&
+          strcmp(k, "keep_trees")) {
+        snprintf(err, sizeof err, "unknown option \"%.100s\" (known: epsilon, strategy, seed, ledger, keep_trees)",
+                 k);
         rdt_json_free(root);
         batch_error(ctx, st, err);
         return 0;
@@ -82,6 +85,9 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     j = rdt_json_get(root, "ledger");
     int ledger_ok = !j || (j->type == RDT_JSON_STRING && j->string_len > 0 && j->string_len < sizeof ledger);
     if (j && ledger_ok) memcpy(ledger, j->string, j->string_len + 1);
+    j = rdt_json_get(root, "keep_trees");
+    int keep_ok = !j || (j->type == RDT_JSON_NUMBER && j->number > 0 && j->number <= 1);
+    if (j && keep_ok) st->keep_trees = j->number;
     rdt_json_free(root);
     if (!found) {
       batch_error(ctx, st, "\"strategy\" must be \"auto\", \"query\", \"leaf\" or \"identity\"");
@@ -93,6 +99,15 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     }
     if (!ledger_ok) {
       batch_error(ctx, st, "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)");
+      return 0;
+    }
+    if (!keep_ok) {
+      batch_error(ctx, st, "\"keep_trees\" must be a number in (0, 1]: the share of trees that vote");
+      return 0;
+    }
+    if (st->keep_trees < 1 && st->strategy == RDT_BATCH_QUERY) {
+      batch_error(ctx, st, "\"keep_trees\" needs noisy leaves to choose trees from: use the \"leaf\" or "
+                           "\"identity\" strategy (\"query\" noises only the votes)");
       return 0;
     }
   }
@@ -136,6 +151,12 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
     batch_error(ctx, st, err);
     return 0;
   }
+  if (f->tree_kept) { /* its voting trees were chosen from EXACT counters: not private */
+    batch_error(ctx, st, "the model chose its voting trees from exact counters (\"keep_trees\"); train it without "
+                         "\"keep_trees\" and pass \"keep_trees\" to rdt_predict_batch instead");
+    return 0;
+  }
+  st->keep_trees = 1;
   if (!batch_params(ctx, st, argv[1])) return 0;
   if (st->strategy == RDT_BATCH_IDENTITY && !(f->matrix && f->matrix->exact_cells)) {
     batch_error(ctx, st, "the \"identity\" strategy needs a non-private matrix forest that kept its cell table "
@@ -262,6 +283,7 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
     return;
   }
   uint32_t s = st->strategy;
+  if (st->keep_trees < 1) factor[RDT_BATCH_QUERY - 1] = INFINITY; /* no noisy leaves to choose from */
   if (s == RDT_BATCH_AUTO) {
     s = RDT_BATCH_QUERY;
     for (uint32_t k = RDT_BATCH_LEAF; k <= RDT_BATCH_N_STRATEGIES; k++)
@@ -287,7 +309,7 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
   }
   rdt_rng noise;
   rdt_rng_init_for(&noise, st->seeded ? st->seed_key : NULL, "batch-noise", 0);
-  int ok = rdt_batch_answer(f, st->xs, st->n, s, st->eps, &noise, votes);
+  int ok = rdt_batch_answer(f, st->xs, st->n, s, st->eps, st->keep_trees, &noise, votes);
   rdt_rng_clear(&noise);
   if (!ok) {
     free(votes);

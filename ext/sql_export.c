@@ -179,6 +179,12 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else {
     export_binary(o, f);
   }
+  if (f->tree_kept) { /* "keep_trees": the share asked for and the trees that vote, ascending */
+    sqlite3_str_appendf(o, ",\"voting_trees\":{\"share\":%!.17g,\"trees\":[", c->keep_trees);
+    for (uint32_t t = 0, i = 0; t < c->trees; t++)
+      if (f->tree_kept[t]) sqlite3_str_appendf(o, "%s%u", i++ ? "," : "", t);
+    sqlite3_str_appendall(o, "]}");
+  }
   sqlite3_str_appendall(o, ",\"signature\":");
 
   if (f->is_signed) {
@@ -568,7 +574,32 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   return import_signature(im, root, f);
 }
 
+/* Optional "voting_trees" ("keep_trees"); the decoder checks the count
+** against the share and the order. */
+static int import_voting_trees(importer *im, const rdt_json *root, rdt_forest *f) {
+  const rdt_json *vt = rdt_json_get(root, "voting_trees");
+  if (!vt) return 1;
+  uint32_t *list = NULL, n = 0;
+  double share;
+  if (vt->type != RDT_JSON_OBJECT || !member_double(im, vt, "share", &share) ||
+      !u32_list(im, rdt_json_get(vt, "trees"), f->config.trees, &list, &n)) {
+    free(list);
+    return bad(im, "\"voting_trees\" is malformed");
+  }
+  f->tree_kept = calloc(f->config.trees, 1);
+  if (!f->tree_kept) {
+    free(list);
+    return bad(im, "out of memory");
+  }
+  for (uint32_t i = 0; i < n; i++) f->tree_kept[list[i]] = 1;
+  free(list);
+  f->config.keep_trees = share;
+  f->n_kept = n;
+  return 1;
+}
+
 static int import_signature(importer *im, const rdt_json *root, rdt_forest *f) {
+  if (!import_voting_trees(im, root, f)) return 0;
   const rdt_json *sig = rdt_json_get(root, "signature");
   if (sig && sig->type == RDT_JSON_OBJECT) {
     const rdt_json *note = member(im, sig, "note", RDT_JSON_STRING);

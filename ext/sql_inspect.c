@@ -23,12 +23,12 @@ typedef enum { INSPECT_TREES, INSPECT_NODES, INSPECT_IMPORTANCE } inspect_kind;
 
 static const char *const SCHEMAS[] = {
     "CREATE TABLE x(tree INTEGER, depth INTEGER, leaves INTEGER, splits INTEGER, empty_leaves INTEGER, "
-    "epsilon REAL, algorithm TEXT, model HIDDEN)",
+    "epsilon REAL, algorithm TEXT, votes INTEGER, model HIDDEN)",
     "CREATE TABLE x(tree INTEGER, node INTEGER, depth INTEGER, parent INTEGER, is_leaf INTEGER, feature TEXT, "
     "kind TEXT, threshold REAL, categories TEXT, left INTEGER, right INTEGER, value TEXT, model HIDDEN)",
     "CREATE TABLE x(feature TEXT, splits INTEGER, share_of_splits REAL, weighted_share REAL, model HIDDEN)",
 };
-static const int MODEL_COLUMN[] = {7, 12, 4};
+static const int MODEL_COLUMN[] = {8, 12, 4};
 
 typedef struct {
   sqlite3_vtab base;
@@ -428,6 +428,7 @@ static void column_trees(inspect_cursor *c, sqlite3_context *ctx, int col) {
       break;
     }
     case 6: sqlite3_result_text(ctx, algorithm_name(f), -1, SQLITE_STATIC); break;
+    case 7: sqlite3_result_int(ctx, !f->tree_kept || f->tree_kept[t]); break; /* 0: dropped by "keep_trees" */
     default: sqlite3_result_null(ctx);
   }
 }

@@ -224,6 +224,8 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);
   }
   if (!regression) sqlite3_str_appendf(o, "\"vote\":\"%s\",", vote_name(c->vote));
+  if (f->tree_kept) /* "keep_trees": chosen from the released counters, no eps (tree_selection.h) */
+    sqlite3_str_appendf(o, "\"keep_trees\":%!.17g,\"voting_trees\":%u,", c->keep_trees, f->n_kept);
   if (!diprime && !f->matrix)
     sqlite3_str_appendf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",",
                         c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",

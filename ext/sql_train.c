@@ -21,6 +21,7 @@
 #include "core/model.h"
 #include "core/options.h"
 #include "core/sharp.h"
+#include "core/tree_selection.h"
 #include "rdt_sql.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
@@ -355,6 +356,7 @@ void rdt_train_final(sqlite3_context *ctx) {
     if (grown) rdt_forest_add_noise(f, &noise);
   }
   rdt_rng_clear(&noise);
+  if (grown) grown = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
   if (!grown) {
     train_cleanup(st);
     sqlite3_result_error(ctx, f->config.algorithm != RDT_ALGO_DIPRIME

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rdt_export / rdt_import round trips, and the stand-alone Python reader (examples/rdt_reader.py)
 # agrees with rdt_predict on every test row, for RDT (threshold and majority votes, numeric and
-# categorical data) and DiPriMe (classification and regression).
+# categorical data, a forest with "keep_trees") and DiPriMe (classification and regression).
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -44,9 +44,14 @@ INSERT INTO models SELECT 'votes', rdt_train('{"epsilon": 1, "trees": 11, "depth
                {"name": "physician_fee_freeze", "type": "categorical", "values": ["n", "y"]},
                {"name": "el_salvador_aid", "type": "categorical", "values": ["n", "y"]}]}',
   label, handicapped_infants, physician_fee_freeze, el_salvador_aid) FROM votes;
+INSERT INTO models SELECT 'bank_kept', rdt_train('{"epsilon": 2, "trees": 12, "depth": 5, "vote": "majority", "keep_trees": 0.25,
+  "features": [
+  {"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
+  {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}],
+  "classes": [0, 1]}', label, variance, skewness, curtosis, entropy) FROM bank;
 SQL
 
-for name in bank_threshold bank_majority bank_diprime bank_regression votes; do
+for name in bank_threshold bank_majority bank_diprime bank_regression votes bank_kept; do
   "$shell" "$tmp/db" ".load $ext" "SELECT rdt_export(model) FROM models WHERE name = '$name'" >"$tmp/$name.json"
   if [ "$("$shell" "$tmp/db" ".load $ext" \
       "SELECT rdt_import(CAST(readfile('$tmp/$name.json') AS TEXT)) = model FROM models WHERE name = '$name'")" = 1 ]; then
@@ -85,6 +90,7 @@ check_reader bank_majority "$bank_cols" bank
 check_reader bank_diprime "$bank_cols" bank
 check_reader bank_regression "variance, skewness, curtosis" bank
 check_reader votes "handicapped_infants, physician_fee_freeze, el_salvador_aid" votes
+check_reader bank_kept "$bank_cols" bank  # only the 3 trees "keep_trees" chose vote
 
 if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import('{\"format\": \"rdt-model-json\", \"format_version\": 1}')" 2>&1 |
    grep -q 'rdt_import: '; then ok "rdt_import rejects an incomplete export with a clear error"

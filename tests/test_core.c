@@ -22,6 +22,7 @@
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/sign.h"
+#include "core/tree_selection.h"
 
 static int n_pass, n_fail;
 
@@ -1188,6 +1189,99 @@ static void test_sign(void) {
   free(blob);
 }
 
+/* ---- tree selection ("keep_trees") -------------------------------------- */
+
+/* The definition in tree_selection.h, literally: remove one row, re-take the
+** argmax (lowest index on ties). */
+static double loo_brute(const int64_t *counts, uint32_t leaves, uint32_t C) {
+  double right = 0, total = 0;
+  for (uint32_t l = 0; l < leaves; l++) {
+    int64_t n[8];
+    for (uint32_t c = 0; c < C; c++) n[c] = counts[l * C + c] > 0 ? counts[l * C + c] : 0;
+    for (uint32_t c = 0; c < C; c++) total += (double)n[c];
+    for (uint32_t c = 0; c < C; c++) {
+      if (n[c] <= 0) continue;
+      n[c]--;
+      uint32_t top = 0;
+      for (uint32_t k = 1; k < C; k++) if (n[k] > n[top]) top = k;
+      n[c]++;
+      if (top == c) right += (double)n[c];
+    }
+  }
+  return total > 0 ? right / total : 0;
+}
+
+static void test_tree_selection(void) {
+  rdt_rng rng;
+  seeded(&rng, "tree-selection");
+  int same = 1;
+  for (int trial = 0; trial < 2000; trial++) {
+    uint32_t C = 1 + (uint32_t)(rdt_rng_below(&rng, 4)), leaves = 1 + (uint32_t)rdt_rng_below(&rng, 6);
+    int64_t counts[6 * 4];
+    /* small values so that ties and leads of one are common; some negative */
+    for (uint32_t i = 0; i < leaves * C; i++) counts[i] = (int64_t)rdt_rng_below(&rng, 7) - 2;
+    same &= rdt_tree_loo_accuracy(counts, leaves, C) == loo_brute(counts, leaves, C);
+  }
+  check(same, "tree selection: leave-one-out accuracy equals removing each row and re-voting (2000 random trees)");
+  int64_t tie[3] = {3, 3, 0}, lead1[3] = {0, 4, 3}, lower[3] = {3, 4, 0}, empty[2] = {-3, 0};
+  check(rdt_tree_loo_accuracy(tie, 1, 3) == 0 && rdt_tree_loo_accuracy(lead1, 1, 3) == 4.0 / 7 &&
+            rdt_tree_loo_accuracy(lower, 1, 3) == 0 && rdt_tree_loo_accuracy(empty, 1, 2) == 0,
+        "tree selection: a tie scores nothing; a lead of one scores only when no lower class catches up; "
+        "an empty tree scores 0");
+  check(rdt_keep_count(10, 0.25) == 3 && rdt_keep_count(8, 0.01) == 1 && rdt_keep_count(4, 1) == 4 &&
+            rdt_keep_count(128, 0.25) == 32,
+        "tree selection: kept trees = max(1, round(share x trees))");
+
+  rdt_forest f;
+  int ok = make_forest(&f, "{\"epsilon\":null,\"depth\":2,\"trees\":6,\"seed\":1,\"vote\":\"weight\",\"classes\":[0,1,2],"
+                           "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}");
+  check(ok, "tree selection: test forest builds");
+  if (!ok) return;
+  int picked = 1;
+  for (int trial = 0; trial < 200; trial++) {
+    for (uint32_t i = 0; i < 6 * 4 * 3; i++) f.counts[i] = (int64_t)rdt_rng_below(&rng, 9) - 1;
+    uint32_t keep = 1 + (uint32_t)rdt_rng_below(&rng, 6);
+    uint8_t kept[6];
+    double score[6];
+    if (!rdt_select_trees(&f, f.counts, keep, kept)) { picked = 0; break; }
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < 6; t++) { score[t] = loo_brute(f.counts + t * 12, 4, 3); n += kept[t]; }
+    picked &= n == keep;
+    /* every kept tree beats (or ties from a lower index) every dropped one */
+    for (uint32_t a = 0; a < 6; a++)
+      for (uint32_t b = 0; b < 6; b++)
+        if (kept[a] && !kept[b]) picked &= score[a] > score[b] || (score[a] == score[b] && a < b);
+  }
+  check(picked, "tree selection: the kept trees are the best by score, ties to the lower index (200 draws)");
+
+  /* Only the kept trees vote: tree 3 is pure class 2, the others lean to
+  ** class 0 (5 against 4) and outvote it when all trees vote. */
+  for (uint32_t i = 0; i < 6 * 4 * 3; i++) f.counts[i] = i % 3 == 0 ? 5 : i % 3 == 1 ? 4 : 0;
+  for (uint32_t l = 12; l < 16; l++) { f.counts[l * 3] = 0; f.counts[l * 3 + 1] = 0; f.counts[l * 3 + 2] = 9; }
+  double all_proba[6], x0 = 0.3;
+  uint32_t all_vote = rdt_forest_prepare(&f) ? rdt_forest_predict(&f, &x0, all_proba, NULL) : 99;
+  f.config.keep_trees = 1.0 / 6;
+  ok = rdt_forest_select_trees(&f) && rdt_forest_prepare(&f);
+  double proba[6], x = 0.3;
+  uint32_t one = ok ? rdt_forest_predict(&f, &x, proba, NULL) : 99;
+  check(ok && all_vote == 0 && f.n_kept == 1 && f.tree_kept[3] == 1 && one == 2 && proba[2] == 1.0,
+        "tree selection: a pure tree beats the others; only the kept tree's leaves vote");
+  /* Round trip through the model format. */
+  size_t size = 0;
+  unsigned char *blob = ok ? rdt_model_encode(&f, &size) : NULL;
+  rdt_forest back;
+  char err[256];
+  int same_kept = blob && rdt_model_decode(blob, size, &back, err, sizeof err);
+  if (same_kept) {
+    same_kept = back.tree_kept && back.n_kept == f.n_kept && back.config.keep_trees == f.config.keep_trees &&
+                memcmp(back.tree_kept, f.tree_kept, 6) == 0;
+    rdt_forest_free(&back);
+  }
+  check(same_kept, "tree selection: the voting trees survive encode/decode");
+  free(blob);
+  rdt_forest_free(&f);
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -1212,6 +1306,7 @@ int main(int argc, char **argv) {
   test_forest();
   test_matrix();
   test_sharp();
+  test_tree_selection();
   test_model(golden);
   test_sign();
   printf("%d passed, %d failed\n", n_pass, n_fail);

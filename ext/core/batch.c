@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "matrix.h"
+#include "tree_selection.h"
 
 const char *rdt_batch_strategy_name(uint32_t s) {
   switch (s) {
@@ -102,7 +103,7 @@ int rdt_batch_plan(const rdt_forest *f, const double *xs, uint32_t n, double fac
 }
 
 int rdt_batch_answer(const rdt_forest *f, const double *xs, uint32_t n, uint32_t strategy, rdt_eps eps,
-                     rdt_rng *noise, int64_t *votes) {
+                     double keep_trees, rdt_rng *noise, int64_t *votes) {
   uint32_t k = f->config.trees, nf = f->schema.n_features, C = f->schema.n_classes;
   uint64_t per_row = f->config.partition && f->matrix ? 1 : k;
   uint64_t L = rdt_forest_total_leaves(f), s, t;
@@ -128,12 +129,19 @@ int rdt_batch_answer(const rdt_forest *f, const double *xs, uint32_t n, uint32_t
     free(cells);
     leaves = noisy;
   }
+  /* Contract item 4: the voting trees, chosen from the noisy leaves. */
+  uint8_t *kept = NULL;
+  if (ok && keep_trees < 1 && strategy != RDT_BATCH_QUERY) {
+    kept = malloc(k);
+    ok = kept && rdt_select_trees(f, leaves, rdt_keep_count(k, keep_trees), kept);
+  }
   for (uint32_t q = 0; ok && q < n; q++) {
     const double *x = xs + (size_t)q * nf;
     int64_t *v = votes + (size_t)q * C;
     memset(v, 0, C * sizeof *v);
     if (f->matrix) rdt_matrix_row_bins(f, x, bins);
     for (uint32_t tr = 0; tr < k; tr++) {
+      if (kept && !kept[tr]) continue;
       const int64_t *cnt = leaves + global_leaf(f, tr, x, bins) * C;
       for (uint32_t c = 0; c < C; c++) v[c] += cnt[c];
     }
@@ -144,6 +152,7 @@ int rdt_batch_answer(const rdt_forest *f, const double *xs, uint32_t n, uint32_t
   }
   if (noisy) sodium_memzero(noisy, (size_t)(L * C) * sizeof *noisy);
   free(noisy);
+  free(kept);
   free(bins);
   return ok;
 }

@@ -20,6 +20,9 @@
 **                leaves and votes are sums of noisy cells.
 **      Each is eps-DP; labels (argmax of the noisy votes) are
 **      post-processing. One call spends eps once.
+**   4. "keep_trees" (LEAF and IDENTITY only): the votes sum only the best
+**      trees, scored on the noisy leaf counters (tree_selection.h):
+**      post-processing of item 2's release, no further eps.
 **   3. Expected variance of one vote counter, in units of 2/eps^2:
 **      QUERY n^2 k^2 (n^2); LEAF k^3 (k); IDENTITY the mean over queries of
 **      sum over tree pairs (t, t') of |leaf_t(q) intersect leaf_t'(q)| in
@@ -47,9 +50,10 @@ const char *rdt_batch_strategy_name(uint32_t s);
 ** n_features, cleaned); INFINITY when a strategy is not available.
 ** Returns 0 on allocation failure. */
 int rdt_batch_plan(const rdt_forest *f, const double *xs, uint32_t n, double factor[RDT_BATCH_N_STRATEGIES]);
-/* Noisy weight votes (n x n_classes) under `strategy` spending eps.
+/* Noisy weight votes (n x n_classes) under `strategy` spending eps, over
+** the best keep_trees share of the trees (1: all; not with QUERY).
 ** Returns 0 on allocation failure or parameter overflow. */
 int rdt_batch_answer(const rdt_forest *f, const double *xs, uint32_t n, uint32_t strategy, rdt_eps eps,
-                     rdt_rng *noise, int64_t *votes);
+                     double keep_trees, rdt_rng *noise, int64_t *votes);
 
 #endif

@@ -243,6 +243,7 @@ void rdt_forest_free(rdt_forest *f) {
   free(f->counts);
   free(f->theta);
   free(f->leaf_vote);
+  free(f->tree_kept);
   free(f->note);
   rdt_matrix_free(f->matrix);
   rdt_sharp_free(f->sharp);
@@ -601,6 +602,7 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
       for (uint32_t j = 0; j < n; j++) leaf[j] += (t0 + j) * f->n_leaves;
     }
     for (uint32_t j = 0; j < n; j++) {
+      if (f->tree_kept && !f->tree_kept[t0 + j]) continue; /* dropped by "keep_trees" */
       size_t l = leaf[j];
       if (weight) { /* raw released counters, negative ones included */
         const int64_t *cnt = f->counts + l * C;
@@ -646,7 +648,8 @@ static uint32_t forest_eval(const rdt_forest *f, const double *xs, double *proba
     for (uint32_t c = 0; c < C; c++) proba[c] = total > 0 ? (votes[c] > 0 ? votes[c] : 0) / total : 1.0 / C;
     return best;
   }
-  for (uint32_t c = 0; c < C; c++) proba[c] /= f->config.trees;
+  uint32_t voting = f->tree_kept ? f->n_kept : f->config.trees;
+  for (uint32_t c = 0; c < C; c++) proba[c] /= voting;
   return argmax(proba, C);
 }
 

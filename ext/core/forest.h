@@ -129,6 +129,7 @@ typedef struct rdt_config {
   uint32_t cells;            /* RDT#: N_CELLS */
   char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
+  double keep_trees;         /* fraction of trees kept after release (tree_selection.h); 0: all */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
@@ -155,6 +156,9 @@ typedef struct rdt_forest {
   char *note;                /* publisher note, NUL-terminated (may be empty) */
   unsigned char public_key[32];
   unsigned char signature[64];
+  /* Trees that vote (tree_selection.h): NULL when all do. */
+  uint8_t *tree_kept;        /* per tree: 1 kept, 0 dropped */
+  uint32_t n_kept;           /* trees that vote */
   /* Prediction tables derived from counts (rdt_forest_prepare). */
   double *theta;             /* trees * n_leaves * n_classes */
   uint16_t *leaf_vote;       /* argmax class, or RDT_LEAF_EMPTY */

@@ -3,6 +3,7 @@
 
 #include "matrix.h"
 #include "sharp.h"
+#include "tree_selection.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -22,6 +23,7 @@
 #define TAG_CELLS TAG('C', 'E', 'L', 'L')
 #define TAG_SHARP TAG('S', 'H', 'R', 'P')
 #define TAG_CENTRES TAG('C', 'N', 'T', 'R')
+#define TAG_KEPT TAG('K', 'E', 'P', 'T')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -132,7 +134,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, flags);
   put_u64(w, total);
   int cells = f->matrix && f->matrix->exact_cells;
-  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + cells + (f->is_signed ? 1 : 0));
+  int kept = f->tree_kept != NULL;
+  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + kept + cells + (f->is_signed ? 1 : 0));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
@@ -245,6 +248,15 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   if (!w->p) w->n += nc * 8;
   else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
   section_end(w, at);
+
+  if (kept) { /* "keep_trees": the share asked for, then the voting trees in ascending order */
+    section_begin(w, TAG_KEPT, &at);
+    put_f64(w, c->keep_trees);
+    put_u32(w, f->n_kept);
+    for (uint32_t t = 0; t < c->trees; t++)
+      if (f->tree_kept[t]) put_u32(w, t);
+    section_end(w, at);
+  }
 
   if (cells) { /* optional: a non-private matrix forest's exact table (DP batch prediction) */
     const rdt_mtable *tb = &f->matrix->exact;
@@ -558,6 +570,26 @@ static int matrix_budget_ok(const rdt_forest *f) {
   return sum == f->config.eps.num;
 }
 
+/* KEPT: f64 share in (0, 1), u32 n, then n ascending tree indexes; n must
+** be the count the share gives (tree_selection.h). */
+static int read_kept(reader *s, rdt_forest *f) {
+  uint32_t k = f->config.trees;
+  double share = get_f64(s);
+  uint32_t n = get_u32(s);
+  if (s->bad || !(share > 0 && share < 1) || n != rdt_keep_count(k, share) || !need(s, (size_t)n * 4)) return 0;
+  if (!(f->tree_kept = calloc(k, 1))) return 0;
+  uint32_t prev = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t t = get_u32(s);
+    if (t >= k || (i && t <= prev)) return 0;
+    f->tree_kept[t] = 1;
+    prev = t;
+  }
+  f->config.keep_trees = share;
+  f->n_kept = n;
+  return 1;
+}
+
 int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t en) {
   memset(f, 0, sizeof *f);
   if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
@@ -712,6 +744,8 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       if (enc != LEAF_ENCODING_INT64 || len != 4 + nc * 8) { why = "leaf table has the wrong size"; s.bad = 1; }
       else if (!(f->counts = malloc((size_t)nc * sizeof *f->counts))) { why = "out of memory"; s.bad = 1; }
       else for (uint64_t k = 0; k < nc; k++) f->counts[k] = (int64_t)get_u64(&s);
+    } else if (tag == TAG_KEPT && !f->tree_kept && seen_leaves && c->task == RDT_TASK_CLASSIFICATION) {
+      if (!read_kept(&s, f)) { why = "malformed list of voting trees"; s.bad = 1; }
     } else if (tag == TAG_CELLS && f->matrix && !f->sharp && !f->matrix->exact_cells && seen_leaves && !c->is_private &&
                !c->partition) {
       if (!read_cells(&s, f)) { why = "malformed cell table"; s.bad = 1; }

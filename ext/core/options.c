@@ -197,7 +197,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
-                                     "strategy", "bins", "public_query", "secondary_trees", "cells", NULL};
+                                     "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
   static const char *const sharp_only[] = {"public_query", "secondary_trees", "cells", NULL};
@@ -340,6 +340,17 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                     sharp ? RDT_VOTE_WEIGHT : RDT_VOTE_THRESHOLD, &choice, err, n))
     return 0;
   c->vote = (rdt_vote)choice;
+
+  /* "keep_trees": the share of trees that vote, the best by their released
+  ** counters (tree_selection.h); post-processing, so any share is free. */
+  j = rdt_json_get(root, "keep_trees");
+  c->keep_trees = 1;
+  if (j) {
+    if (j->type != RDT_JSON_NUMBER || !(j->number > 0 && j->number <= 1))
+      return fail(err, n, "\"keep_trees\" must be a number in (0, 1]: the share of trees that vote");
+    if (c->task == RDT_TASK_REGRESSION) return fail(err, n, "\"keep_trees\" does not apply to a regression model");
+    c->keep_trees = j->number;
+  }
 
   static const char *const split_names[] = {"reachable", "global"};
   static const int split_values[] = {RDT_SPLITS_REACHABLE, RDT_SPLITS_GLOBAL};

@@ -44,15 +44,16 @@ static void wr64(unsigned char *p, uint64_t v) {
 ** encoder writes for the same model. Mirrors the decoder's section walk
 ** (which sections it uses, which it skips): PRIV, SCHM, FRST, MTRX (matrix
 ** forests) or SHRP (RDT#) before NODE, NODE, CNTR (RDT# centres, before
-** LEAF), LEAF, CELL (optional: a non-private, unpartitioned matrix forest's
+** LEAF), LEAF, KEPT (classification: the voting trees), CELL (optional: a non-private, unpartitioned matrix forest's
 ** cell table, after LEAF) and, when it is the last one and follows LEAF,
 ** SIGN; written in that order, each flagged required except CELL. Returns
 ** a malloc'd buffer of *out_size bytes. */
 static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *out_size) {
-  enum { N_KINDS = 10, K_PRIV = 0, K_SCHM, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_CELL, K_SIGN };
+  enum { N_KINDS = 11, K_PRIV = 0, K_SCHM, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_KEPT, K_CELL, K_SIGN };
   static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('F', 'R', 'S', 'T'),
                                           TAG('M', 'T', 'R', 'X'), TAG('S', 'H', 'R', 'P'), TAG('N', 'O', 'D', 'E'),
-                                          TAG('C', 'N', 'T', 'R'), TAG('L', 'E', 'A', 'F'), TAG('C', 'E', 'L', 'L'),
+                                          TAG('C', 'N', 'T', 'R'), TAG('L', 'E', 'A', 'F'), TAG('K', 'E', 'P', 'T'),
+                                          TAG('C', 'E', 'L', 'L'),
                                           TAG('S', 'I', 'G', 'N')};
   size_t at[N_KINDS] = {0}, len[N_KINDS] = {0};
   int seen[N_KINDS] = {0};
@@ -68,6 +69,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
     int nonprivate = seen[K_PRIV] && len[K_PRIV] >= 4 && rd32(buf + at[K_PRIV]) == 0;
     int unpartitioned = seen[K_FRST] && len[K_FRST] >= 48 && rd32(buf + at[K_FRST] + 44) == 0;
     int multiway = seen[K_MTRX] || seen[K_SHRP];
+    int classification = seen[K_FRST] && len[K_FRST] >= 32 && rd32(buf + at[K_FRST] + 28) == 1;
     for (int k = 0; k < N_KINDS; k++) {
       int usable = tag == order[k] && !seen[k];
       if (k == K_MTRX) usable = usable && seen[K_SCHM] && algorithm == 3 && !multiway && !seen[K_NODE];
@@ -75,6 +77,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
       if (k == K_NODE) usable = usable && (multiway || (seen[K_SCHM] && seen[K_FRST] && algorithm != 3 && algorithm != 4));
       if (k == K_CNTR) usable = usable && seen[K_SHRP] && seen[K_NODE] && !seen[K_LEAF];
       if (k == K_LEAF) usable = usable && seen[K_NODE] && (!seen[K_SHRP] || seen[K_CNTR]);
+      if (k == K_KEPT) usable = usable && seen[K_LEAF] && classification;
       if (k == K_CELL) usable = usable && seen[K_LEAF] && seen[K_MTRX] && nonprivate && unpartitioned;
       if (k == K_SIGN) usable = usable && seen[K_LEAF] && pos + (size_t)l == end;
       if (usable) { seen[k] = 1; at[k] = pos; len[k] = (size_t)l; }
@@ -84,7 +87,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   size_t total = RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES;
   uint32_t n_out = 0;
   for (int k = 0; k < N_KINDS; k++) {
-    CHECK(seen[k] || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_CELL || k == K_SIGN);
+    CHECK(seen[k] || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_KEPT || k == K_CELL || k == K_SIGN);
     if (seen[k]) { total += 16 + len[k]; n_out++; }
   }
   unsigned char *out = malloc(total);
