@@ -10,7 +10,8 @@ A last row per data set trains at epsilon = 1 with the extension's defaults.
 
 Usage: /usr/bin/python3 scripts/paper_accuracy.py [--data DIR] [--quick | --runs N] [--datasets a,b]
                                                   [--splits global|reachable]
-                                                  [--categorical subset|one_vs_rest] [--out FILE]
+                                                  [--categorical subset|one_vs_rest] [--keep-trees S]
+                                                  [--out FILE]
 """
 import argparse
 import csv
@@ -175,6 +176,8 @@ def main():
                         help="split rule of the paper rows (default: reachable, the extension default; global is the paper rule)")
     parser.add_argument("--categorical", choices=["subset", "one_vs_rest"],
                         help="categorical split of the paper rows (default: the extension's)")
+    parser.add_argument("--keep-trees", type=float, default=None,
+                        help='"keep_trees" for the paper rows: the share of trees that vote (default: all)')
     parser.add_argument("--out", help="also write the Markdown table to this file")
     args = parser.parse_args()
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
@@ -185,6 +188,8 @@ def main():
     structure = {"splits": args.splits}
     if args.categorical:
         structure["categorical"] = args.categorical
+    if args.keep_trees is not None:
+        structure["keep_trees"] = args.keep_trees
 
     header = ["dataset", "n_train", "ε", "rule", "k", "h", "splits, categorical", "runs",
               "test error % (ours)", "paper", "verdict"]
