@@ -8,7 +8,7 @@ With --all: every classification data set of the reproduction at eps 0.1 .. 5, d
 10 trees or even depths 2..12 with 32 trees, reporting the gap between the defaults and the best grid point (issue 10's
 3-point rule).
 
-Usage: /usr/bin/python3 scripts/defaults.py [--data DIR] [--runs N] [--all]
+Usage: /usr/bin/python3 scripts/defaults.py [--data DIR] [--runs N] [--all] [--datasets a,b]
 """
 import argparse
 import sqlite3
@@ -50,6 +50,7 @@ def main():
     parser.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"))
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--all", action="store_true")
+    parser.add_argument("--datasets", help="comma-separated subset of the data sets")
     args = parser.parse_args()
     if args.all:
         sets, epsilons = ALL_SETS, (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
@@ -57,6 +58,8 @@ def main():
     else:
         sets, epsilons = PAPER_SETS, (0.1, 1.0)
         grid = [(h, 10) for h in (4, 6, 8, 10, 12)]
+    if args.datasets:
+        sets = [n.strip() for n in args.datasets.split(",") if n.strip()]
     if args.all:
         print("| data set | ε | defaults (depths chosen) | best grid point (depth, trees) | gap |")
         print("|---|---|---|---|---|")
