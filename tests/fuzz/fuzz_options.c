@@ -18,9 +18,10 @@
 
 #include "core/diprime.h"
 #include "core/matrix.h"
-#include "core/sharp.h"
 #include "core/options.h"
 #include "core/rng.h"
+#include "core/sharp.h"
+#include "core/tree_selection.h"
 #include "fuzz_common.h"
 
 #define MAX_COUNTERS_BUILT ((uint64_t)1 << 16)
@@ -50,6 +51,7 @@ static void check_schema(const rdt_schema *s, const rdt_config *c) {
   if (c->algorithm == RDT_ALGO_DIPRIME)
     CHECK(c->rho > 0 && c->rho < 1 && c->candidates >= 1 && (c->partition == 0 || c->partition == 1));
   CHECK(c->vote >= RDT_VOTE_MAJORITY && c->vote <= RDT_VOTE_WEIGHT);
+  CHECK(c->keep_trees > 0 && c->keep_trees <= 1);
   CHECK(c->splits == RDT_SPLITS_REACHABLE || c->splits == RDT_SPLITS_GLOBAL);
   CHECK(c->categorical == RDT_CATEGORICAL_SUBSET || c->categorical == RDT_CATEGORICAL_ONE_VS_REST);
   CHECK(!c->is_private || c->eps.num > 0);
@@ -199,6 +201,12 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
   free(pub);
   rdt_rng_clear(&noise);
   free(rows);
+  CHECK(rdt_forest_select_trees(&f)); /* "keep_trees", as rdt_train does after the release */
+  if (f.tree_kept) {
+    uint32_t kept = 0;
+    for (uint32_t t = 0; t < f.config.trees; t++) kept += f.tree_kept[t];
+    CHECK(kept == f.n_kept && kept == rdt_keep_count(f.config.trees, f.config.keep_trees));
+  }
   CHECK(rdt_forest_prepare(&f));
   fuzz_check_predictions(&f);
 
