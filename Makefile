@@ -113,7 +113,7 @@ uninstall:
 # Every accuracy figure and plot, into results/ (README embeds them). QUICK=1: a few data
 # sets, 2 runs, under a minute.
 reproduce: $(EXT)
-	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick,)
+	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick --out build/reproduce-quick,)
 	/usr/bin/python3 scripts/matrix_accuracy.py $(if $(QUICK),--quick --out build/matrix-quick.md,)
 	/usr/bin/python3 scripts/sharp_accuracy.py $(if $(QUICK),--quick --out build/sharp-quick.md,)
 
