@@ -118,11 +118,11 @@ reproduce: $(EXT)
 	/usr/bin/python3 scripts/sharp_accuracy.py $(if $(QUICK),--quick --out build/sharp-quick.md,)
 
 # The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
-# depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows.
+# depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows and writes it under build/.
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
 	/usr/bin/python3 scripts/bench_matrix.py
-	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick,)
+	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick --out build/scaling-quick,)
 
 demo:
 	bash examples/demo.sh
