@@ -177,27 +177,31 @@ static int index_multiway(inspect_cursor *c) {
   return 1;
 }
 
+/* Splits and weighted splits per feature, over the trees that vote (all of
+** them unless "keep_trees" dropped some: a dropped tree predicts nothing). */
 static int compute_importance(inspect_cursor *c) {
   const rdt_forest *f = &c->f;
   uint32_t nf = f->schema.n_features;
   c->importance = calloc(2 * (size_t)nf, sizeof *c->importance);
   if (!c->importance) return 0;
-  if (f->matrix) {
-    for (size_t i = 0; i < f->matrix->node_start[f->config.trees]; i++) {
-      const rdt_mnode *nd = &f->matrix->nodes[i];
-      if (nd->feature == RDT_MNODE_LEAF) continue;
-      c->importance[2 * nd->feature] += 1;
-      c->importance[2 * nd->feature + 1] += c->node_rows[i];
+  for (uint32_t t = 0; t < f->config.trees; t++) {
+    if (f->tree_kept && !f->tree_kept[t]) continue;
+    if (f->matrix) {
+      for (size_t i = f->matrix->node_start[t]; i < f->matrix->node_start[t + 1]; i++) {
+        const rdt_mnode *nd = &f->matrix->nodes[i];
+        if (nd->feature == RDT_MNODE_LEAF) continue;
+        c->importance[2 * nd->feature] += 1;
+        c->importance[2 * nd->feature + 1] += c->node_rows[i];
+      }
+      continue;
     }
-    return 1;
-  }
-  for (uint32_t t = 0; t < f->config.trees; t++)
     for (uint32_t i = 0; i < f->n_internal; i++) {
       const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
       if (n->kind == RDT_SPLIT_NONE) continue;
       c->importance[2 * n->feature] += 1;
       c->importance[2 * n->feature + 1] += subtree_rows(f, t, i);
     }
+  }
   return 1;
 }
 
