@@ -69,6 +69,9 @@ void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg);
 /* Append s as a JSON string literal. */
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
+/* A finite double as the shortest JSON number that reads back as exactly
+** it (".0" kept on integral values), in any locale; not finite: null. */
+void rdt_sql_json_double(sqlite3_str *out, double x);
 /* Append a class or category value (integer or string) as JSON. */
 void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v);
 /* Append the classes, or the features with their domains, as JSON arrays. */

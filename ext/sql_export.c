@@ -38,9 +38,10 @@ static void export_binary(sqlite3_str *o, const rdt_forest *f) {
       const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
       sqlite3_str_appendf(o, "%s[\"%s\",%u,", i ? "," : "", rdt_sql_split_kind_name(n->kind), n->feature);
       if (n->kind == RDT_SPLIT_CATEGORY_SUBSET)
-        sqlite3_str_appendf(o, "\"%016llx\"]", (unsigned long long)rdt_value_to_mask(n->value));
+        sqlite3_str_appendf(o, "\"%016llx\"", (unsigned long long)rdt_value_to_mask(n->value));
       else
-        sqlite3_str_appendf(o, "%!.17g]", n->value);
+        rdt_sql_json_double(o, n->value);
+      sqlite3_str_appendchar(o, 1, ']');
     }
     sqlite3_str_appendchar(o, 1, ']');
   }
@@ -108,7 +109,10 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
       uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
       for (uint32_t k = a; k < b && !isnan(sh->centres[(size_t)a * nf]); k++) {
         sqlite3_str_appendall(o, k > a ? ",[" : "[");
-        for (uint32_t j = 0; j < nf; j++) sqlite3_str_appendf(o, "%s%!.17g", j ? "," : "", sh->centres[(size_t)k * nf + j]);
+        for (uint32_t j = 0; j < nf; j++) {
+          if (j) sqlite3_str_appendchar(o, 1, ',');
+          rdt_sql_json_double(o, sh->centres[(size_t)k * nf + j]);
+        }
         sqlite3_str_appendchar(o, 1, ']');
       }
       sqlite3_str_appendchar(o, 1, ']');
@@ -118,13 +122,16 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
   }
   sqlite3_str_appendf(o, ",\"matrix\":{\"strategy\":%u,\"expected_error\":[", m->strategy);
   for (int k = 0; k < RDT_N_STRATEGIES; k++) {
-    if (isfinite(m->factor[k])) sqlite3_str_appendf(o, "%s%!.17g", k ? "," : "", m->factor[k]);
-    else sqlite3_str_appendf(o, "%snull", k ? "," : "");
+    if (k) sqlite3_str_appendchar(o, 1, ',');
+    rdt_sql_json_double(o, m->factor[k]); /* null when not available */
   }
-  sqlite3_str_appendf(o, "],\"expected_leaf_variance\":%!.17g,\"tables\":[", m->expected_variance);
+  sqlite3_str_appendall(o, "],\"expected_leaf_variance\":");
+  rdt_sql_json_double(o, m->expected_variance);
+  sqlite3_str_appendall(o, ",\"tables\":[");
   for (uint32_t g = 0; g < m->n_tables; g++) {
-    sqlite3_str_appendf(o, "%s{\"epsilon_num\":%llu,\"weight\":%!.17g,\"attributes\":", g ? "," : "",
-                        (unsigned long long)m->tables[g].eps.num, m->tables[g].weight);
+    sqlite3_str_appendf(o, "%s{\"epsilon_num\":%llu,\"weight\":", g ? "," : "", (unsigned long long)m->tables[g].eps.num);
+    rdt_sql_json_double(o, m->tables[g].weight);
+    sqlite3_str_appendall(o, ",\"attributes\":");
     put_u32_list(o, m->tables[g].attrs, m->tables[g].n_attrs);
     sqlite3_str_appendchar(o, 1, '}');
   }
@@ -155,8 +162,9 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
                       c->seeded ? "true" : "false", c->is_private ? "true" : "false");
   if (c->is_private) {
-    sqlite3_str_appendf(o, ",\"epsilon\":%!.17g,\"epsilon_num\":%llu,\"epsilon_den\":4294967296", rdt_eps_to_double(c->eps),
-                        (unsigned long long)c->eps.num);
+    sqlite3_str_appendall(o, ",\"epsilon\":");
+    rdt_sql_json_double(o, rdt_eps_to_double(c->eps));
+    sqlite3_str_appendf(o, ",\"epsilon_num\":%llu,\"epsilon_den\":4294967296", (unsigned long long)c->eps.num);
     if (diprime)
       sqlite3_str_appendf(o, ",\"epsilon_query_num\":%llu,\"epsilon_leaf_num\":%llu", (unsigned long long)c->eps_query.num,
                           (unsigned long long)c->eps_leaf.num);
@@ -164,13 +172,20 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendf(o,
                       "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
                       "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
-                      "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,"
-                      "\"target\":{\"min\":%!.17g,\"max\":%!.17g},\"noise_scale\":%!.17g,\"features\":",
+                      "\"candidates\":%u,\"partition\":%s,\"rho\":",
                       diprime ? "diprime" : c->algorithm == RDT_ALGO_MATRIX ? "matrix" : f->sharp ? "rdt#" : "rdt",
                       regression ? "regression" : "classification", c->trees, c->depth,
                       (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
-                      (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->rho, c->candidates,
-                      c->partition ? "true" : "false", c->target_min, c->target_max, rdt_forest_leaf_scale(f));
+                      (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->candidates,
+                      c->partition ? "true" : "false");
+  rdt_sql_json_double(o, c->rho);
+  sqlite3_str_appendall(o, ",\"target\":{\"min\":");
+  rdt_sql_json_double(o, c->target_min);
+  sqlite3_str_appendall(o, ",\"max\":");
+  rdt_sql_json_double(o, c->target_max);
+  sqlite3_str_appendall(o, "},\"noise_scale\":");
+  rdt_sql_json_double(o, rdt_forest_leaf_scale(f));
+  sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);
   sqlite3_str_appendall(o, ",\"classes\":");
   rdt_sql_json_classes(o, &f->schema);
@@ -180,7 +195,9 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     export_binary(o, f);
   }
   if (f->tree_kept) { /* "keep_trees": the share asked for and the trees that vote, ascending */
-    sqlite3_str_appendf(o, ",\"voting_trees\":{\"share\":%!.17g,\"trees\":[", c->keep_trees);
+    sqlite3_str_appendall(o, ",\"voting_trees\":{\"share\":");
+    rdt_sql_json_double(o, c->keep_trees);
+    sqlite3_str_appendall(o, ",\"trees\":[");
     for (uint32_t t = 0, i = 0; t < c->trees; t++)
       if (f->tree_kept[t]) sqlite3_str_appendf(o, "%s%u", i++ ? "," : "", t);
     sqlite3_str_appendall(o, "]}");

@@ -5,6 +5,7 @@
 */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rdt_sql.h"
@@ -90,6 +91,27 @@ void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
   else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
 }
 
+void rdt_sql_json_double(sqlite3_str *out, double x) {
+  /* libc's conversions are correctly rounded; SQLite's own %g may round
+  ** through long double, which is not always wider than double. */
+  char buf[48];
+  if (!isfinite(x)) {
+    sqlite3_str_appendall(out, "null");
+    return;
+  }
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  int has_point = 0;
+  for (char *q = buf; *q; q++) {
+    if ((*q < '0' || *q > '9') && *q != '-' && *q != '+' && *q != 'e') *q = '.'; /* the locale's decimal point */
+    if (*q == '.' || *q == 'e') has_point = 1;
+  }
+  sqlite3_str_appendall(out, buf);
+  if (!has_point) sqlite3_str_appendall(out, ".0");
+}
+
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n) {
   sqlite3_str_appendchar(out, 1, '"');
   for (size_t i = 0; i < n; i++) {
@@ -123,7 +145,11 @@ void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s) {
     sqlite3_str_appendall(out, "{\"name\":");
     rdt_sql_json_string(out, ft->name, strlen(ft->name));
     if (ft->type == RDT_FEATURE_NUMERIC) {
-      sqlite3_str_appendf(out, ",\"type\":\"numeric\",\"min\":%!.17g,\"max\":%!.17g}", ft->min, ft->max);
+      sqlite3_str_appendall(out, ",\"type\":\"numeric\",\"min\":");
+      rdt_sql_json_double(out, ft->min);
+      sqlite3_str_appendall(out, ",\"max\":");
+      rdt_sql_json_double(out, ft->max);
+      sqlite3_str_appendchar(out, 1, '}');
     } else {
       sqlite3_str_appendall(out, ",\"type\":\"categorical\",\"values\":[");
       for (uint32_t k = 0; k < ft->n_values; k++) {

@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,11 @@ static rdt_json *parse_number(json_parser *p) {
   buf[n] = 0;
   rdt_json *v = json_new(p, RDT_JSON_NUMBER);
   if (!v) return NULL;
+  /* strtod reads the C locale's decimal point; an application may have set
+  ** another (a comma): JSON's '.' is translated to it first. */
+  const char *dp = localeconv()->decimal_point;
+  if (dp && dp[0] && dp[0] != '.' && !dp[1])
+    for (char *q = buf; *q; q++) if (*q == '.') *q = dp[0];
   v->number = strtod(buf, NULL);
   if (integral) {
     errno = 0;
