@@ -23,6 +23,7 @@
 #include "core/options.h"
 #include "core/select.h"
 #include "core/sharp.h"
+#include "core/tree_selection.h"
 
 #define SAMPLES 100000
 #define ALPHA 1e-6
@@ -526,6 +527,73 @@ static void audit_sharp(int broken) {
   rdt_forest_free(&f);
 }
 
+/* ---- mechanism 9: the voting trees of "keep_trees" ------------------------ */
+/* Neighbours: D = two class-1 rows between the two trees' thresholds, and
+** D' = D plus a class-0 row placed so that, on EXACT counters, the other
+** tree scores best (on D the trees tie and tree 0 is kept; on D' tree 1).
+** Released: which tree votes, chosen from the noisy counters (post-
+** processing: the loss must stay within eps). The broken twin chooses from
+** the exact counters before the noise, which gives the rows away. */
+static const char *KEEP_OPTS =
+    "{\"epsilon\": 1, \"trees\": 2, \"depth\": 1, \"seed\": 5, \"keep_trees\": 0.5, \"vote\": \"weight\","
+    " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+#define KEEP_EVENTS 2
+
+static void audit_keep_trees(int broken) {
+  rdt_forest f;
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  if (!rdt_options_parse(KEEP_OPTS, strlen(KEEP_OPTS), &schema, &config, err, sizeof err) ||
+      !rdt_forest_init(&f, &schema, &config) || f.nodes[0].kind != RDT_SPLIT_NUMERIC ||
+      f.nodes[1].kind != RDT_SPLIT_NUMERIC || f.nodes[0].value == f.nodes[1].value) {
+    check(0, "keep_trees audit setup (two distinct numeric thresholds)");
+    rdt_forest_free(&f);
+    return;
+  }
+  double t0 = f.nodes[0].value, t1 = f.nodes[1].value;
+  double lo = t0 < t1 ? t0 : t1, hi = t0 < t1 ? t1 : t0;
+  double rows[2] = {(lo + hi) / 2, (lo + hi) / 2};
+  uint32_t cls[2] = {1, 1};
+  /* The extra class-0 row falls on the far side of tree 1's threshold, in
+  ** the leaf tree 0 shares with the two class-1 rows: tree 0's lead breaks,
+  ** tree 1 gains a pure leaf. */
+  double extra = t1 > t0 ? (hi + 1) / 2 : lo / 2;
+  rdt_forest_train_batch(&f, rows, cls, 2);
+  size_t nc = (size_t)f.config.trees * f.n_leaves * f.schema.n_classes;
+  int64_t *with = malloc(nc * sizeof *with), *without = malloc(nc * sizeof *without);
+  memcpy(without, f.counts, nc * sizeof *without);
+  rdt_forest_train_row(&f, &extra, 0);
+  memcpy(with, f.counts, nc * sizeof *with);
+  long k[2][KEEP_EVENTS] = {{0}};
+  int exact_flips = 1;
+  rdt_rng rng;
+  seeded(&rng, broken ? "keep-broken" : "keep", 0);
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      memcpy(f.counts, side ? with : without, nc * sizeof *with);
+      if (broken) rdt_forest_select_trees(&f); /* on the exact counters */
+      if (i == 0) { /* the construction: exact selection keeps tree 0 on D, tree 1 on D' */
+        uint8_t kept[2];
+        rdt_select_trees(&f, f.counts, 1, kept);
+        exact_flips &= kept[side] == 1;
+      }
+      rdt_forest_add_noise(&f, &rng); /* the counters only; tree_kept is untouched */
+      if (!broken) rdt_forest_select_trees(&f); /* on the released counters */
+      k[side][0] += f.tree_kept && f.tree_kept[1];
+      k[side][1] += f.tree_kept && f.tree_kept[0];
+    }
+  }
+  rdt_rng_clear(&rng);
+  check(exact_flips, "keep_trees audit: on exact counters tree 0 wins on D and tree 1 on D' (the construction)");
+  report(broken ? "voting trees chosen from the exact counters (broken twin)"
+                : "voting trees (keep_trees 0.5 of 2) chosen from the noisy counters, 2 vs 3 rows",
+         k[0], k[1], KEEP_EVENTS, rdt_eps_to_double(f.config.eps), !broken);
+  free(with);
+  free(without);
+  rdt_forest_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -548,6 +616,8 @@ int main(void) {
   audit_matrix(1);
   audit_sharp(0);
   audit_sharp(1);
+  audit_keep_trees(0);
+  audit_keep_trees(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }
