@@ -31,12 +31,12 @@ import math
 import random
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from paper_accuracy import EXTENSION, load, quote
+from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
 EPSILONS, QUICK_EPSILONS = [0.4, 0.6, 0.8, 1, 2], [0.4, 2]
@@ -276,20 +276,9 @@ def strategy_rows(name, res, epsilons):
 
 def plot(out, name, title, xlabel, xs, series, logx):
     """Accuracy against x with ±sd error bars; series: [(title, [(mean, sd) or None per x])]."""
-    if not shutil.which("gnuplot"):
-        return False
-    dat = out / f"{name}.dat"
-    dat.write_text("".join(" ".join([str(x)] + [f"{p[0]} {p[1]}" if p else "NaN NaN" for _, ps in series
-                                                  for p in [ps[i]]]) + "\n" for i, x in enumerate(xs)))
-    plots = ", ".join(f"'{dat}' using 1:{2 + 2 * j}:{3 + 2 * j} with yerrorlines title '{t}'"
-                      for j, (t, _) in enumerate(series))
-    script = "\n".join(["set terminal pngcairo size 760,560", f"set output '{out / (name + '.png')}'",
-                        f"set title '{title}'", "set logscale x 2" if logx else "", f"set xlabel '{xlabel}'",
-                        "set ylabel 'test accuracy (mean ± sd)'", "set grid", "set key below vertical",
-                        "set yrange [0:1]", f"plot {plots}"])
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    dat.unlink()
-    return True
+    settings = ["set logscale x 2"] if logx else []
+    return errorbar_plot(out / f"{name}.png", title, xlabel, "test accuracy (mean ± sd)", xs, series,
+                         settings + ["set key below vertical", "set yrange [0:1]"])
 
 
 def main():

@@ -29,15 +29,14 @@ import csv
 import json
 import math
 import random
-import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 from paper_accuracy import EXTENSION, quote
+from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
 # dataset -> labeled fraction of the training part (the paper's)
@@ -170,20 +169,8 @@ def describe(counter):
 
 def plot(out, name, title, epsilons, series):
     """Test error against ε with ±sd error bars; series: [(title, [(mean, sd) per ε])]."""
-    if not shutil.which("gnuplot"):
-        return False
-    dat = out / f"sharp_{name}.dat"
-    dat.write_text("".join(" ".join([str(e)] + [f"{ps[i][0]} {ps[i][1]}" for _, ps in series]) + "\n"
-                           for i, e in enumerate(epsilons)))
-    plots = ", ".join(f"'{dat}' using 1:{2 + 2 * j}:{3 + 2 * j} with yerrorlines title '{t}'"
-                      for j, (t, _) in enumerate(series))
-    script = "\n".join(["set terminal pngcairo size 760,560", f"set output '{out / f'sharp_{name}.png'}'",
-                        f"set title '{title}'", "set xlabel 'epsilon'",
-                        "set ylabel 'test error (mean ± sd over runs)'", "set grid", "set key top right",
-                        "set xrange [0.45:1.05]", "set yrange [0:*]", f"plot {plots}"])
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    dat.unlink()
-    return True
+    return errorbar_plot(out / f"sharp_{name}.png", title, "epsilon", "test error (mean ± sd over runs)", epsilons,
+                         series, ["set key top right", "set xrange [0.45:1.05]", "set yrange [0:*]"])
 
 
 def main():
