@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from paper_accuracy import EXTENSION, load, quote
+from paper_accuracy import EXTENSION, dataset_names, load, quote
 from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,10 +289,7 @@ def main():
     parser.add_argument("--datasets", default=",".join(SETTINGS), help="comma-separated subset of " + ",".join(SETTINGS))
     parser.add_argument("--out", default=str(ROOT / "results" / "matrix.md"))
     args = parser.parse_args()
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    unknown = [n for n in names if n not in SETTINGS]
-    if unknown:
-        parser.error("unknown data set(s): " + ", ".join(unknown))
+    names = dataset_names(parser, args.datasets, SETTINGS)
     runs = 1 if args.quick else 5
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     sweep = QUICK_TREES_SWEEP if args.quick else TREES_SWEEP

@@ -100,6 +100,15 @@ def split(db, n_rows, seed):
     return n_train, n_rows - n_train
 
 
+def dataset_names(parser, text, known):
+    """The comma-separated data sets of --datasets, each one of `known` (else a usage error)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        parser.error("unknown data set(s): " + ", ".join(unknown))
+    return names
+
+
 def evaluate(db, features, options):
     """Train on `train`, test on `test`; return (errors, n_test, rdt_info of the model)."""
     args = ", ".join(quote(f) for f in features)
@@ -180,10 +189,7 @@ def main():
                         help='"keep_trees" for the paper rows: the share of trees that vote (default: all)')
     parser.add_argument("--out", help="also write the Markdown table to this file")
     args = parser.parse_args()
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PAPER]
-    if unknown:
-        parser.error("unknown data set(s): " + ", ".join(unknown))
+    names = dataset_names(parser, args.datasets, PAPER)
     runs = args.runs if args.runs else (3 if args.quick else 10)
     structure = {"splits": args.splits}
     if args.categorical:

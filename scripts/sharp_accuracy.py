@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from paper_accuracy import EXTENSION, quote
+from paper_accuracy import EXTENSION, dataset_names, quote
 from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,10 +182,7 @@ def main():
     parser.add_argument("--datasets", default=",".join(SETTINGS), help="comma-separated subset of " + ",".join(SETTINGS))
     parser.add_argument("--out", default=str(ROOT / "results" / "sharp.md"))
     args = parser.parse_args()
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    unknown = [n for n in names if n not in SETTINGS]
-    if unknown:
-        parser.error("unknown data set(s): " + ", ".join(unknown))
+    names = dataset_names(parser, args.datasets, SETTINGS)
     runs = args.runs if args.runs else (2 if args.quick else 10)
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     out_md = Path(args.out)
