@@ -129,7 +129,7 @@ typedef struct rdt_config {
   uint32_t cells;            /* RDT#: N_CELLS */
   char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
-  double keep_trees;         /* fraction of trees kept after release (tree_selection.h); 0: all */
+  double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
