@@ -48,12 +48,22 @@ def as_number(text):
     return value if math.isfinite(value) else None
 
 
+# Data sets whose empty categorical cells stand for a value, not for a missing one. UCI's
+# house-votes-84.names: "?" "does not mean that the value of the attribute is unknown. It means
+# simply, that the value is not 'yea' or 'nay'"; the CSV left those cells empty, and loading them
+# as NULL would send them to the `other` bucket of every split instead of a category of their own.
+EMPTY_IS_VALUE = {"congressional_voting": "?"}
+
+
 def load(db, csv_path):
     """Load the CSV into table `data`; return (feature names, feature domains, classes)."""
+    empty_value = EMPTY_IS_VALUE.get(Path(csv_path).stem)
     with open(csv_path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
         rows = [row for row in reader if row]
+    if empty_value is not None:  # features only: an empty label stays a dropped row
+        rows = [[c if c != "" else empty_value for c in row[:-1]] + row[-1:] for row in rows]
     assert header[-1] == "label", f"{csv_path}: last column must be 'label'"
     columns = list(zip(*rows))
     features, domains, converters = header[:-1], [], []
