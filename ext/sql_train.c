@@ -15,17 +15,21 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/diprime.h"
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
 #include "core/sharp.h"
+#include "core/train_worker.h"
 #include "core/tree_selection.h"
 #include "rdt_sql.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
-** the buffer is the only per-row memory and its size is fixed. */
+** the buffer is the only per-row memory and its size is fixed. With "threads"
+** 2 on a machine with more than one CPU, a worker thread counts one buffer
+** while the steps fill the other (train_worker.h); the model is the same. */
 
 typedef struct train_state {
   int started;   /* options parsed and forest built */
@@ -34,6 +38,7 @@ typedef struct train_state {
   double *xs;    /* RDT_TRAIN_CHUNK rows of features */
   uint32_t cls[RDT_TRAIN_CHUNK];
   uint32_t pending;
+  rdt_train_worker *worker; /* NULL: the steps count the rows themselves */
   /* RDT#: the public rows (cleaned), kept to label them at the end */
   double *pub;
   uint64_t n_pub;
@@ -218,6 +223,10 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
     train_error(ctx, st, err);
     return 0;
   }
+  /* No worker (no memory, no thread, one CPU) is not an error: the steps
+  ** then count the rows themselves, with the same result. */
+  if (config.threads == 2 && config.algorithm != RDT_ALGO_DIPRIME && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+    st->worker = rdt_train_worker_start(&st->forest);
   st->started = 1;
   return 1;
 }
@@ -288,6 +297,16 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, argv[1]);
   if (cls < 0) return;
+  if (st->worker) {
+    rdt_sql_features(&st->forest.schema, argv + 2,
+                     rdt_train_worker_rows(st->worker) + (size_t)st->pending * st->forest.schema.n_features);
+    rdt_train_worker_classes(st->worker)[st->pending++] = (uint32_t)cls;
+    if (st->pending == rdt_train_worker_capacity(st->worker)) {
+      rdt_train_worker_submit(st->worker, st->pending);
+      st->pending = 0;
+    }
+    return;
+  }
   rdt_sql_features(&st->forest.schema, argv + 2, st->xs + (size_t)st->pending * st->forest.schema.n_features);
   st->cls[st->pending++] = (uint32_t)cls;
   if (st->pending == RDT_TRAIN_CHUNK) {
@@ -297,6 +316,8 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 static void train_cleanup(train_state *st) {
+  rdt_train_worker_free(st->worker); /* joins the thread before the forest goes */
+  st->worker = NULL;
   if (st->rows_x) { /* buffered rows are private */
     sodium_memzero(st->rows_x, (size_t)st->cap_rows * st->forest.schema.n_features * sizeof *st->rows_x);
     sodium_memzero(st->rows_y, (size_t)st->cap_rows * sizeof *st->rows_y);
@@ -340,7 +361,13 @@ void rdt_train_final(sqlite3_context *ctx) {
     return;
   }
   rdt_forest *f = &st->forest;
-  rdt_forest_train_batch(f, st->xs, st->cls, st->pending);
+  if (st->worker) { /* the last rows, then every row is counted */
+    if (st->pending) rdt_train_worker_submit(st->worker, st->pending);
+    rdt_train_worker_free(st->worker);
+    st->worker = NULL;
+  } else {
+    rdt_forest_train_batch(f, st->xs, st->cls, st->pending);
+  }
   st->pending = 0;
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);

@@ -6,6 +6,7 @@ Builds a temporary database with N rows of 10 REAL features uniform in [0,1) and
 (the median is reported):
   scan   SELECT count(*), sum(x1), ..., sum(x10) FROM t
   train  rdt_train, epsilon 1, 32 trees, depth 10, vote threshold   (target: train/scan <= 2)
+         with the default "threads": 2 (a second thread counts while SQLite reads) and with 1
 and then prediction over every row, the model given as a bound parameter, as a scalar
 subquery on a models table, and through a join with it (target: >= 1,000,000 predictions/s).
 
@@ -85,17 +86,21 @@ def bench(rows, path):
         "epsilon": 1, "trees": 32, "depth": 10, "vote": "threshold", "classes": [0, 1],
         "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
     scan_sql = f"SELECT count(*), {', '.join(f'sum({f})' for f in FEATURES)} FROM t"
+    one_thread = json.dumps({**json.loads(options), "threads": 1})
     train_sql = f"SELECT rdt_train(?, label, {COLUMNS}) FROM t"
-    scans, trains = [], []
+    scans, trains, trains1 = [], [], []
     for _ in range(REPEATS):
         seconds, _ = timed(db, scan_sql)
         scans.append(seconds)
         seconds, (model,) = timed(db, train_sql, (options,))
         trains.append(seconds)
-    scan, train = statistics.median(scans), statistics.median(trains)
+        seconds, (model1,) = timed(db, train_sql, (one_thread,))
+        trains1.append(seconds)
+    scan, train, train1 = statistics.median(scans), statistics.median(trains), statistics.median(trains1)
     print(f"scan  {scan:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in scans)})")
     print(f"train {train:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in trains)})")
-    print(f"train/scan = {train / scan:.2f}  (target <= 2.0)")
+    print(f"train, threads 1 {train1:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in trains1)})")
+    print(f"train/scan = {train / scan:.2f}, with one thread {train1 / scan:.2f}  (target <= 2.0)")
 
     db.execute("CREATE TABLE models(name TEXT PRIMARY KEY, model BLOB NOT NULL)")
     db.execute("INSERT INTO models VALUES ('bench', ?)", (model,))
@@ -143,6 +148,7 @@ def bench(rows, path):
     print("|---|---|---|---|")
     print(f"| scan: count + 10 sums | {scan:.3f} | 1.00 | |")
     print(f"| rdt_train ε=1, 32 trees, depth 10 | {train:.3f} | {train / scan:.2f} | ≤ 2.0 |")
+    print(f"| the same, `\"threads\": 1` | {train1:.3f} | {train1 / scan:.2f} | |")
     for way, seconds, rate in results:
         print(f"| rdt_predict, {way}: {rate:,.0f}/s | {seconds:.3f} | {seconds / scan:.2f} "
               f"| ≥ 1,000,000/s |")

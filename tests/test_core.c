@@ -22,6 +22,7 @@
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/sign.h"
+#include "core/train_worker.h"
 #include "core/tree_selection.h"
 
 static int n_pass, n_fail;
@@ -1282,6 +1283,52 @@ static void test_tree_selection(void) {
   rdt_forest_free(&f);
 }
 
+/* ---- train worker --------------------------------------------------------- */
+
+/* The worker (a second thread) must count exactly the rows the forest counts
+** itself: several full buffers, a partial last one, and an empty hand-over. */
+static void test_train_worker(void) {
+  const char *opts = "{\"epsilon\":null,\"depth\":8,\"trees\":6,\"seed\":4,\"classes\":[0,1,2],\"features\":"
+                     "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1},"
+                     "{\"name\":\"y\",\"type\":\"numeric\",\"min\":-1,\"max\":1},"
+                     "{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\",\"c\"]}]}";
+  rdt_forest direct, threaded;
+  int ok = make_forest(&direct, opts);
+  ok = make_forest(&threaded, opts) && ok;
+  check(ok, "train worker: two identical forests");
+  if (!ok) return;
+  rdt_train_worker *w = rdt_train_worker_start(&threaded);
+  check(w != NULL, "train worker: starts");
+  if (!w) return;
+  uint32_t cap = rdt_train_worker_capacity(w), n_rows = 5 * cap / 2 + 17, filled = 0;
+  check(cap >= RDT_TRAIN_CHUNK && cap % RDT_TRAIN_CHUNK == 0, "train worker: buffer is whole walk chunks");
+  rdt_rng rng;
+  rdt_rng_init_seeded(&rng, (const unsigned char *)"train-worker-test-key-32-bytes!!");
+  for (uint32_t i = 0; i < n_rows; i++) {
+    double x[3] = {rdt_rng_unit(&rng), 2 * rdt_rng_unit(&rng) - 1, (double)rdt_rng_below(&rng, 4)};
+    uint32_t cls = rdt_rng_below(&rng, 3);
+    rdt_forest_train_batch(&direct, x, &cls, 1);
+    memcpy(rdt_train_worker_rows(w) + (size_t)filled * 3, x, sizeof x);
+    rdt_train_worker_classes(w)[filled++] = cls;
+    if (filled == cap) {
+      rdt_train_worker_submit(w, filled);
+      filled = 0;
+    }
+  }
+  rdt_train_worker_submit(w, filled);
+  rdt_train_worker_submit(w, 0);
+  rdt_train_worker_free(w);
+  rdt_train_worker_free(NULL);
+  rdt_rng_clear(&rng);
+  size_t n = (size_t)direct.config.trees * direct.n_leaves * rdt_forest_slots(&direct);
+  int64_t total = 0;
+  for (size_t i = 0; i < (size_t)direct.n_leaves * rdt_forest_slots(&direct); i++) total += threaded.counts[i];
+  check(memcmp(direct.counts, threaded.counts, n * sizeof *direct.counts) == 0 && total == (int64_t)n_rows,
+        "train worker: the same counters as counting in the caller, every row once");
+  rdt_forest_free(&direct);
+  rdt_forest_free(&threaded);
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -1307,6 +1354,7 @@ int main(int argc, char **argv) {
   test_matrix();
   test_sharp();
   test_tree_selection();
+  test_train_worker();
   test_model(golden);
   test_sign();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -130,6 +130,7 @@ typedef struct rdt_config {
   char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
+  uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;

@@ -197,7 +197,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
-                                     "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees", NULL};
+                                     "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees",
+                                     "threads", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
   static const char *const sharp_only[] = {"public_query", "secondary_trees", "cells", NULL};
@@ -351,6 +352,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (c->task == RDT_TASK_REGRESSION) return fail(err, n, "\"keep_trees\" does not apply to a regression model");
     c->keep_trees = j->number;
   }
+
+  /* "threads": 2 counts the rows on a second thread while SQLite reads the
+  ** next ones (train_worker.h); the model is the same either way. */
+  if (!parse_uint(rdt_json_get(root, "threads"), "threads", 1, 2, 2, &c->threads, err, n)) return 0;
 
   static const char *const split_names[] = {"reachable", "global"};
   static const int split_values[] = {RDT_SPLITS_REACHABLE, RDT_SPLITS_GLOBAL};
