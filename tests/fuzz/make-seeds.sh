@@ -121,6 +121,8 @@ docs['ok-subset-probabilistic-text-seed'] = base(', "vote": "probabilistic", "ca
   features=F_NUM + ', {"name": "c", "type": "categorical", "values": [' + ','.join(str(i) for i in range(70)) + ']}, {"name": "one", "type": "categorical", "values": ["only"]}')
 docs['ok-keep-trees-weight'] = base(', "trees": 6, "depth": 3, "vote": "weight", "keep_trees": 0.34, "seed": 3', classes='["a", "b", "c"]')
 docs['ok-matrix-keep-trees'] = base(', "noise": "matrix", "trees": 5, "depth": 1, "keep_trees": 0.5, "seed": 4')
+docs['ok-threads-one'] = base(', "threads": 1, "trees": 3, "depth": 2')
+docs['opt-threads-three'] = base(', "threads": 3')
 docs['ok-epsilon-null-three-classes'] = base(', "trees": 2, "depth": 2', classes='[1, 2, 3]', eps='null')
 docs['ok-unicode'] = ('{"epsilon": 1e-6, "classes": ["\\u00fcber", "\\u65e5\\u672c", "\\ud83d\\ude00", "tab\\tnew\\nline\\/\\\\\\"q\\b\\f\\r", "raw \u00e9\u65e5\U0001F600"],'
   ' "features": [{"name": "\\u0394x", "type": "numeric", "min": -1.5e-300, "max": 2.5E+300}], "seed": "\\uD834\\uDD1E"}')
