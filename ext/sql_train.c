@@ -39,6 +39,9 @@ typedef struct train_state {
   uint32_t cls[RDT_TRAIN_CHUNK];
   uint32_t pending;
   rdt_train_worker *worker; /* NULL: the steps count the rows themselves */
+  double *fill_xs;          /* the buffer the steps fill: the worker's current one, or xs/cls */
+  uint32_t *fill_cls;
+  uint32_t fill_cap;
   /* RDT#: the public rows (cleaned), kept to label them at the end */
   double *pub;
   uint64_t n_pub;
@@ -117,6 +120,27 @@ static int read_public_rows(sqlite3_context *ctx, train_state *st, const rdt_sch
   free(vals);
   sqlite3_finalize(stmt);
   return ok;
+}
+
+/* The buffer the steps fill next: the worker's current one, or our own. */
+static void point_at_buffer(train_state *st) {
+  if (st->worker) {
+    st->fill_xs = rdt_train_worker_rows(st->worker);
+    st->fill_cls = rdt_train_worker_classes(st->worker);
+    st->fill_cap = rdt_train_worker_capacity(st->worker);
+  } else {
+    st->fill_xs = st->xs;
+    st->fill_cls = st->cls;
+    st->fill_cap = RDT_TRAIN_CHUNK;
+  }
+}
+
+/* Counts the buffered rows: hands them to the worker, or walks them here. */
+static void count_buffered(train_state *st) {
+  if (st->worker) rdt_train_worker_submit(st->worker, st->pending);
+  else rdt_forest_train_batch(&st->forest, st->xs, st->cls, st->pending);
+  st->pending = 0;
+  point_at_buffer(st);
 }
 
 static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_value **argv) {
@@ -227,6 +251,7 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
   ** then count the rows themselves, with the same result. */
   if (config.threads == 2 && config.algorithm != RDT_ALGO_DIPRIME && sysconf(_SC_NPROCESSORS_ONLN) > 1)
     st->worker = rdt_train_worker_start(&st->forest);
+  point_at_buffer(st);
   st->started = 1;
   return 1;
 }
@@ -297,22 +322,9 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, argv[1]);
   if (cls < 0) return;
-  if (st->worker) {
-    rdt_sql_features(&st->forest.schema, argv + 2,
-                     rdt_train_worker_rows(st->worker) + (size_t)st->pending * st->forest.schema.n_features);
-    rdt_train_worker_classes(st->worker)[st->pending++] = (uint32_t)cls;
-    if (st->pending == rdt_train_worker_capacity(st->worker)) {
-      rdt_train_worker_submit(st->worker, st->pending);
-      st->pending = 0;
-    }
-    return;
-  }
-  rdt_sql_features(&st->forest.schema, argv + 2, st->xs + (size_t)st->pending * st->forest.schema.n_features);
-  st->cls[st->pending++] = (uint32_t)cls;
-  if (st->pending == RDT_TRAIN_CHUNK) {
-    rdt_forest_train_batch(&st->forest, st->xs, st->cls, st->pending);
-    st->pending = 0;
-  }
+  rdt_sql_features(&st->forest.schema, argv + 2, st->fill_xs + (size_t)st->pending * st->forest.schema.n_features);
+  st->fill_cls[st->pending++] = (uint32_t)cls;
+  if (st->pending == st->fill_cap) count_buffered(st);
 }
 
 static void train_cleanup(train_state *st) {
@@ -361,14 +373,9 @@ void rdt_train_final(sqlite3_context *ctx) {
     return;
   }
   rdt_forest *f = &st->forest;
-  if (st->worker) { /* the last rows, then every row is counted */
-    if (st->pending) rdt_train_worker_submit(st->worker, st->pending);
-    rdt_train_worker_free(st->worker);
-    st->worker = NULL;
-  } else {
-    rdt_forest_train_batch(f, st->xs, st->cls, st->pending);
-  }
-  st->pending = 0;
+  if (st->pending) count_buffered(st);
+  rdt_train_worker_free(st->worker); /* waits until every row is counted */
+  st->worker = NULL;
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
   int grown = 1;

@@ -1303,7 +1303,7 @@ static void test_train_worker(void) {
   uint32_t cap = rdt_train_worker_capacity(w), n_rows = 5 * cap / 2 + 17, filled = 0;
   check(cap >= RDT_TRAIN_CHUNK && cap % RDT_TRAIN_CHUNK == 0, "train worker: buffer is whole walk chunks");
   rdt_rng rng;
-  rdt_rng_init_seeded(&rng, (const unsigned char *)"train-worker-test-key-32-bytes!!");
+  seeded(&rng, "train-worker");
   for (uint32_t i = 0; i < n_rows; i++) {
     double x[3] = {rdt_rng_unit(&rng), 2 * rdt_rng_unit(&rng) - 1, (double)rdt_rng_below(&rng, 4)};
     uint32_t cls = rdt_rng_below(&rng, 3);
