@@ -49,6 +49,12 @@ def measure(data, name, seeds, plan):
     return res
 
 
+def error_pct(res, eps, cfg):
+    """Test error % of configuration cfg at eps in a measure() result."""
+    errors, rows, _ = res[(eps, cfg)]
+    return 100 * errors / rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"))
@@ -78,15 +84,14 @@ def main():
     worst, behind, held_behind = 0.0, 0, 0
     for name in sets:
         res = measure(args.data, name, range(1, args.runs + 1), {e: ["auto", "rows"] + grid for e in epsilons})
-        best_of = {e: min(grid, key=lambda c, e=e: res[(e, c)][0] / res[(e, c)][1]) for e in epsilons}
+        best_of = {e: min(grid, key=lambda c, e=e: error_pct(res, e, c)) for e in epsilons}
         fresh = {}
         if args.all and args.holdout:
             fresh = measure(args.data, name, range(args.runs + 1, args.runs + args.holdout + 1),
                             {e: ["auto", best_of[e]] for e in epsilons})
         for eps in epsilons:
             def err(cfg, res=res):
-                e, m, _ = res[(eps, cfg)]
-                return 100 * e / m
+                return error_pct(res, eps, cfg)
             chosen = sorted(res[(eps, "auto")][2])
             depths = f"{chosen[0]}{'–' + str(chosen[-1]) if len(chosen) > 1 else ''}"
             if args.all:
