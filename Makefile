@@ -32,7 +32,7 @@ HEADERS := $(wildcard ext/*.h ext/core/*.h)
 
 EXT := dist/rdt.$(SOEXT)
 
-.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce
+.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce reproduce-tables
 
 all: $(EXT)
 
@@ -111,11 +111,27 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
 
 # Every accuracy figure and plot, into results/ (README embeds them). QUICK=1: a few data
-# sets, 2 runs, under a minute.
+# sets, 2 runs, under a minute. The paper-protocol and defaults tables need the papers' data
+# sets (../shared/datasets), so a full run without them, or a quick one, skips them.
+PAPER_DATA = $(CURDIR)/../shared/datasets
+
 reproduce: $(EXT)
 	/usr/bin/python3 scripts/reproduce.py $(if $(QUICK),--quick --out build/reproduce-quick,)
 	/usr/bin/python3 scripts/matrix_accuracy.py $(if $(QUICK),--quick --out build/matrix-quick.md,)
 	/usr/bin/python3 scripts/sharp_accuracy.py $(if $(QUICK),--quick --out build/sharp-quick.md,)
+	@if [ -z "$(QUICK)" ] && [ -d "$(PAPER_DATA)" ]; then $(MAKE) --no-print-directory reproduce-tables; \
+	 else echo "reproduce: paper and defaults tables skipped ($(if $(QUICK),QUICK=1,no $(PAPER_DATA)))"; fi
+
+# The tables of the README's paper-protocol and defaults sections (about 20 minutes).
+reproduce-tables: $(EXT)
+	/usr/bin/python3 scripts/paper_accuracy.py --runs 50 --out results/paper_table.md
+	/usr/bin/python3 scripts/paper_accuracy.py --runs 50 --splits global --out results/paper_table_global.md
+	/usr/bin/python3 scripts/paper_reference.py --runs 200 --out results/paper_reference.md
+	/usr/bin/python3 scripts/diprime_accuracy.py --out results/diprime.md
+	/usr/bin/python3 scripts/defaults.py --out results/defaults_paper_sets.md
+	/usr/bin/python3 scripts/defaults.py --all --runs 5 --holdout 10 --out results/defaults.md
+	/usr/bin/python3 scripts/defaults.py --all --runs 30 --holdout 30 \
+	    --datasets iris,balance_scale,congressional_voting,banknote,car --out results/defaults_small_sets.md
 
 # The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
 # depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows and writes it under build/.

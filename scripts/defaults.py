@@ -12,6 +12,7 @@ With --holdout N (and --all): the defaults and each cell's chosen best grid poin
 N fresh seeds, since the minimum over 20 noisy estimates flatters the best grid point.
 
 Usage: /usr/bin/python3 scripts/defaults.py [--data DIR] [--runs N] [--all [--holdout N]] [--datasets a,b]
+                                            [--out FILE]
 """
 import argparse
 import sqlite3
@@ -64,7 +65,14 @@ def main():
                         help="with --all: measure the defaults and each cell's chosen best grid point "
                              "again on this many fresh seeds (after 1..runs), free of selection bias")
     parser.add_argument("--datasets", help="comma-separated subset of the data sets")
+    parser.add_argument("--out", help="also write the Markdown table to this file")
     args = parser.parse_args()
+    lines = []
+
+    def emit(line):
+        lines.append(line)
+        print(line, flush=True)
+
     if args.all:
         sets, epsilons = ALL_SETS, (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
         grid = [(h, 10) for h in range(1, 15)] + [(h, 32) for h in (2, 4, 6, 8, 10, 12)]
@@ -75,12 +83,12 @@ def main():
         sets = [n.strip() for n in args.datasets.split(",") if n.strip()]
     if args.all:
         held = (f" held out ({args.holdout} runs): defaults | best | gap |" if args.holdout else "")
-        print("| data set | ε | defaults (depths chosen) | best grid point (depth, trees) | gap |" + held)
-        print("|---|---|---|---|---|" + "---|---|---|" * bool(args.holdout))
+        emit("| data set | ε | defaults (depths chosen) | best grid point (depth, trees) | gap |" + held)
+        emit("|---|---|---|---|---|" + "---|---|---|" * bool(args.holdout))
     else:
-        print("| data set | ε | defaults (depths chosen) | with rows | "
-              + " | ".join(f"depth {h}" for h, _ in grid) + " |")
-        print("|---|---|---|---|" + "---|" * len(grid))
+        emit("| data set | ε | defaults (depths chosen) | with rows | "
+             + " | ".join(f"depth {h}" for h, _ in grid) + " |")
+        emit("|---|---|---|---|" + "---|" * len(grid))
     worst, behind, held_behind = 0.0, 0, 0
     for name in sets:
         res = measure(args.data, name, range(1, args.runs + 1), {e: ["auto", "rows"] + grid for e in epsilons})
@@ -104,14 +112,16 @@ def main():
                     d, b = err("auto", fresh), err(best, fresh)
                     held = f" {d:.2f} | {b:.2f} | {d - b:+.2f} |"
                     held_behind += d - b > 3
-                print(f"| {name} | {eps:g} | {err('auto'):.2f} ({depths}) | {err(best):.2f} {best} | {gap:+.2f} |"
-                      + held, flush=True)
+                emit(f"| {name} | {eps:g} | {err('auto'):.2f} ({depths}) | {err(best):.2f} {best} | {gap:+.2f} |"
+                     + held)
             else:
-                print(f"| {name} | {eps:g} | {err('auto'):.2f} ({depths}) | {err('rows'):.2f} | "
-                      + " | ".join(f"{err(c):.2f}" for c in grid) + " |", flush=True)
+                emit(f"| {name} | {eps:g} | {err('auto'):.2f} ({depths}) | {err('rows'):.2f} | "
+                     + " | ".join(f"{err(c):.2f}" for c in grid) + " |")
     if args.all:
-        print(f"\nlargest gap: {worst:.2f} points; cells more than 3 points behind: {behind}"
-              + (f" ({held_behind} on the held-out seeds)" if args.holdout else ""))
+        emit(f"\nlargest gap: {worst:.2f} points; cells more than 3 points behind: {behind}"
+             + (f" ({held_behind} on the held-out seeds)" if args.holdout else ""))
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
