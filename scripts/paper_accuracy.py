@@ -36,6 +36,27 @@ PAPER = {
 PAPER_NAME = {"majority": "dpRFMV", "threshold": "dpRFTA"}
 
 
+TESTS_DATA = ROOT / "tests" / "data"
+
+
+def data_csv(data_dir, name):
+    """NAME.csv under data_dir (the ../shared/datasets layout: NAME/NAME.csv), else the small copy
+    shipped in tests/data (flat: NAME.csv); None when neither exists."""
+    for path in (Path(data_dir) / name / f"{name}.csv", TESTS_DATA / f"{name}.csv"):
+        if path.exists():
+            return path
+    return None
+
+
+def available(names, data_dir):
+    """(the names whose CSV data_csv finds, a note on where the data came from and what was skipped)."""
+    found = [n for n in names if data_csv(data_dir, n)]
+    skipped = [n for n in names if n not in found]
+    source = "../shared/datasets" if Path(data_dir).exists() else "tests/data (../shared/datasets absent)"
+    note = f"data from {source}" + (f"; skipped, no CSV: {', '.join(skipped)}" if skipped else "")
+    return found, note
+
+
 def quote(name):
     return '"' + name.replace('"', '""') + '"'
 

@@ -84,9 +84,7 @@ def run_dataset(name, data_dir, runs):
     db = sqlite3.connect(":memory:")
     db.enable_load_extension(True)
     db.load_extension(str(EXTENSION))
-    path = Path(data_dir) / name / f"{name}.csv"
-    if not path.exists():
-        path = ROOT / "tests" / "data" / f"{name}.csv"
+    path = paper_accuracy.data_csv(data_dir, name)
     if task == "regression":
         features, domains, classes = diprime_accuracy.load(db, path, task)
     else:
@@ -184,12 +182,9 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = 2 if args.quick else 5
-    have_shared = Path(args.data).exists()
-    names = [n for n in (QUICK if args.quick else CLASSIFICATION + REGRESSION)
-             if have_shared or (ROOT / "tests" / "data" / f"{n}.csv").exists()]
+    names, data_note = paper_accuracy.available(QUICK if args.quick else CLASSIFICATION + REGRESSION, args.data)
     start = time.time()
-    lines = [f"Protocol: 90/10 split, {runs} runs (seeds 1..{runs}), mean ± sd over runs; "
-             f"data from {'../shared/datasets' if have_shared else 'tests/data'}. "
+    lines = [f"Protocol: 90/10 split, {runs} runs (seeds 1..{runs}), mean ± sd over runs; {data_note}. "
              "matrix: `\"noise\": \"matrix\"` with its defaults; matrix-batch: DP batch prediction of the "
              "test rows from a non-private matrix model; rdt#-20% and rdt-20%: 20% of the training rows "
              "labeled (private), the other 80% public and unlabeled for RDT#, ignored by RDT.", ""]

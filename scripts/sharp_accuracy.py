@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from paper_accuracy import EXTENSION, dataset_names, quote
+from paper_accuracy import EXTENSION, available, data_csv, dataset_names, quote
 from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,14 +182,19 @@ def main():
     parser.add_argument("--datasets", default=",".join(SETTINGS), help="comma-separated subset of " + ",".join(SETTINGS))
     parser.add_argument("--out", default=str(ROOT / "results" / "sharp.md"))
     args = parser.parse_args()
-    names = dataset_names(parser, args.datasets, SETTINGS)
+    names, data_note = available(dataset_names(parser, args.datasets, SETTINGS), args.data)
+    if not names:
+        parser.error(data_note)
     runs = args.runs if args.runs else (2 if args.quick else 10)
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     out_md = Path(args.out)
     out_md.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
-    lines = ["# RDT# against the labeled-only private RDT forest", "",
+    lines = ["# RDT# against the labeled-only private RDT forest", ""]
+    if data_note != "data from ../shared/datasets":
+        lines += [data_note[0].upper() + data_note[1:] + ".", ""]
+    lines += [
              "Protocol of Jagannathan, Monteleoni and Pillaipakkamnatt (RDT#, Figures 6-8). Per run r "
              f"(r = 1..{runs}): shuffle the rows with seed r, hold out the last 10% as the test set; of the "
              "other 90%, the first fraction is the private labeled table and the rest the public unlabeled "
@@ -208,7 +213,7 @@ def main():
     timings = {}
     for name in names:
         t0 = time.monotonic()
-        res = run_dataset(name, Path(args.data) / name / f"{name}.csv", runs, epsilons)
+        res = run_dataset(name, data_csv(args.data, name), runs, epsilons)
         timings[name] = time.monotonic() - t0
         print(f"{name}: {timings[name]:.1f} s", file=sys.stderr)
         n_lab, n_unlab, n_test = res["sizes"]
