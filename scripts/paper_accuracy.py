@@ -48,13 +48,16 @@ def data_csv(data_dir, name):
     return None
 
 
+# available()'s note when every data set came from ../shared/datasets.
+FULL_DATA_NOTE = "data from ../shared/datasets"
+
+
 def available(names, data_dir):
     """(the names whose CSV data_csv finds, a note on where the data came from and what was skipped)."""
     found = [n for n in names if data_csv(data_dir, n)]
     skipped = [n for n in names if n not in found]
-    source = "../shared/datasets" if Path(data_dir).exists() else "tests/data (../shared/datasets absent)"
-    note = f"data from {source}" + (f"; skipped, no CSV: {', '.join(skipped)}" if skipped else "")
-    return found, note
+    note = FULL_DATA_NOTE if Path(data_dir).exists() else "data from tests/data (../shared/datasets absent)"
+    return found, note + (f"; skipped, no CSV: {', '.join(skipped)}" if skipped else "")
 
 
 def quote(name):

@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from paper_accuracy import EXTENSION, available, data_csv, dataset_names, quote
+from paper_accuracy import EXTENSION, FULL_DATA_NOTE, available, data_csv, dataset_names, quote
 from plotting import errorbar_plot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,7 +192,7 @@ def main():
     started = time.monotonic()
 
     lines = ["# RDT# against the labeled-only private RDT forest", ""]
-    if data_note != "data from ../shared/datasets":
+    if data_note != FULL_DATA_NOTE:
         lines += [data_note[0].upper() + data_note[1:] + ".", ""]
     lines += [
              "Protocol of Jagannathan, Monteleoni and Pillaipakkamnatt (RDT#, Figures 6-8). Per run r "

@@ -44,6 +44,17 @@ static void seeded(rdt_rng *rng, const char *label, unsigned run) {
   rdt_rng_init_seeded(rng, key);
 }
 
+/* A forest from an options string; f is zeroed first, so rdt_forest_free is
+** safe on it whether or not this succeeds. */
+static int forest_from_options(const char *opts, rdt_forest *f) {
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  memset(f, 0, sizeof *f);
+  return rdt_options_parse(opts, strlen(opts), &schema, &config, err, sizeof err) &&
+         rdt_forest_init(f, &schema, &config);
+}
+
 /* ---- Clopper-Pearson -------------------------------------------------- */
 
 /* Continued fraction of the regularised incomplete beta (Lentz). */
@@ -179,12 +190,9 @@ static void forest_events(const rdt_forest *f, long *k) {
 
 static void audit_forest(int broken) {
   rdt_forest base, f;
-  rdt_schema schema;
-  rdt_config config;
-  char err[256];
-  if (!rdt_options_parse(FOREST_OPTS, strlen(FOREST_OPTS), &schema, &config, err, sizeof err) ||
-      !rdt_forest_init(&base, &schema, &config)) {
+  if (!forest_from_options(FOREST_OPTS, &base)) {
     check(0, "forest audit setup");
+    rdt_forest_free(&base);
     return;
   }
   double rows[3] = {0.1, 0.5, 0.8};
@@ -418,11 +426,7 @@ static const char *MATRIX_OPTS =
 
 static void audit_matrix(int broken) {
   rdt_forest f;
-  rdt_schema schema;
-  rdt_config config;
-  char err[256];
-  if (!rdt_options_parse(MATRIX_OPTS, strlen(MATRIX_OPTS), &schema, &config, err, sizeof err) ||
-      !rdt_forest_init(&f, &schema, &config) || f.matrix->n_tables < 2) {
+  if (!forest_from_options(MATRIX_OPTS, &f) || f.matrix->n_tables < 2) {
     check(0, "matrix audit setup (two or more tables)");
     rdt_forest_free(&f);
     return;
@@ -482,12 +486,9 @@ static const char *SHARP_OPTS =
 
 static void audit_sharp(int broken) {
   rdt_forest f;
-  rdt_schema schema;
-  rdt_config config;
   char err[256];
   double pub[6] = {0, 1, 0, 1, 1, 0};
-  if (!rdt_options_parse(SHARP_OPTS, strlen(SHARP_OPTS), &schema, &config, err, sizeof err) ||
-      !rdt_forest_init(&f, &schema, &config) || !rdt_sharp_build(&f, pub, 6, err, sizeof err)) {
+  if (!forest_from_options(SHARP_OPTS, &f) || !rdt_sharp_build(&f, pub, 6, err, sizeof err)) {
     check(0, "rdt# audit setup");
     rdt_forest_free(&f);
     return;
@@ -541,11 +542,7 @@ static const char *KEEP_OPTS =
 
 static void audit_keep_trees(int broken) {
   rdt_forest f;
-  rdt_schema schema;
-  rdt_config config;
-  char err[256];
-  if (!rdt_options_parse(KEEP_OPTS, strlen(KEEP_OPTS), &schema, &config, err, sizeof err) ||
-      !rdt_forest_init(&f, &schema, &config) || f.nodes[0].kind != RDT_SPLIT_NUMERIC ||
+  if (!forest_from_options(KEEP_OPTS, &f) || f.nodes[0].kind != RDT_SPLIT_NUMERIC ||
       f.nodes[1].kind != RDT_SPLIT_NUMERIC || f.nodes[0].value == f.nodes[1].value) {
     check(0, "keep_trees audit setup (two distinct numeric thresholds)");
     rdt_forest_free(&f);
