@@ -200,10 +200,10 @@ test-valgrind: $(EXT) build/test_core build/fuzz-replay-model build/fuzz-replay-
 	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_core || { echo "not ok - build/test_core under valgrind (exit $$?)"; fail=1; }; \
 	echo "# fuzz corpus replay under valgrind"; \
 	for t in $(FUZZ_TARGETS); do \
-	  RDT_FUZZ_REPLAY_TIMEOUT=600 $(VALGRIND) -q --error-exitcode=99 --leak-check=full \
+	  RDT_FUZZ_REPLAY_TIMEOUT=1800 $(VALGRIND) -q --error-exitcode=99 --leak-check=full \
 	    build/fuzz-replay-$$t tests/fuzz/corpus/$$t || fail=1; \
 	done; \
 	echo "# SQL tests, sqlite3 under valgrind"; \
-	SQLITE3=$(CURDIR)/tests/valgrind-sqlite3.sh RDT_CASE_TIMEOUT=$${RDT_CASE_TIMEOUT:-120} RDT_CASE_BUDGET_MS=0 \
+	SQLITE3=$(CURDIR)/tests/valgrind-sqlite3.sh RDT_CASE_TIMEOUT=$${RDT_CASE_TIMEOUT:-1800} RDT_CASE_BUDGET_MS=0 \
 	  bash tests/sql_runner.sh || fail=1; \
 	exit $$fail

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 export RDT_EXT=${RDT_EXT:-./dist/rdt}
 passed=0
 failed=0
+started=$(date +%s)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -98,5 +99,7 @@ walkthrough "examples/matrix_and_sharp.sql: matrix forest, batch prediction, RDT
   "│ identity +│ [0-9.]+ +│ 16384.0;;matrix-eps2;;│ identity +│ 345 ;;rdt#-eps1;;YES: the centres" \
   sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/matrix_and_sharp.sql | $SQLITE3"
 
+# Reported, never judged: speed is make bench's business (ratios, one run).
+echo "# total time: $(($(date +%s) - started)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sqlite3 shell under valgrind, for the SQL suite (make test-valgrind):
-#   SQLITE3=$PWD/tests/valgrind-sqlite3.sh RDT_CASE_TIMEOUT=120 bash tests/sql_runner.sh
+#   SQLITE3=$PWD/tests/valgrind-sqlite3.sh RDT_CASE_TIMEOUT=1800 bash tests/sql_runner.sh
 #
 # How a valgrind finding fails a case, whatever the case expects:
 #   valgrind runs with --error-exitcode=99, so when it reports any error
