@@ -64,7 +64,7 @@ CREATE TABLE public_votes AS SELECT infants, water, budget, physician, salvador,
 INSERT INTO schema SELECT '"classes": ["democrat", "republican"], "features": [' ||
   (SELECT group_concat('{"name": "' || name || '", "type": "categorical", "values": ["y", "n"]}', ', ')
    FROM pragma_table_info('public_votes')) || ']';
-INSERT INTO models SELECT 'rdt#', rdt_train('{"algorithm": "rdt#", "epsilon": 1, "public_query": "SELECT * FROM public_votes", ' ||
+INSERT INTO models SELECT 'rdt#', rdt_train('{"algorithm": "rdt#", "epsilon": 1, "public_query": "SELECT * FROM public_votes", "public_tables": ["public_votes"], ' ||
   (SELECT o FROM schema WHERE o LIKE '%democrat%') || '}', label, infants, water, budget, physician, salvador, religious,
   satellite, nicaragua, missile, immigration, synfuels, education, superfund, crime, exports, southafrica) FROM private_votes;
 SELECT json_extract(i, '$.rdt#.primary_trees') AS primary_trees, json_extract(i, '$.rdt#.secondary_trees') AS secondary_trees,

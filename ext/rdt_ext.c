@@ -37,6 +37,8 @@ static const struct {
 } rdt_functions[] = {
     /* Training reads private rows: never from triggers or views, never
     ** deterministic (it draws fresh noise). */
+    {"rdt_fit", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_fit_func, NULL, NULL},
+    {"dp_quantile", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_quantile_func, NULL, NULL},
     {"rdt_train", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_train_step, rdt_train_final},
     {"rdt_predict_batch", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_predict_batch_step, rdt_predict_batch_final},
     {"dp_median_split", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_median_step, rdt_median_final},

@@ -81,6 +81,9 @@ void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s);
 const char *rdt_sql_split_kind_name(uint32_t kind);
 
 void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* rdt_fit(options, query) and dp_quantile(options, query) (sql_fit.c). */
+void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_train_final(sqlite3_context *ctx);
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);

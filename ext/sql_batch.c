@@ -145,6 +145,13 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
     batch_error(ctx, st, "batch prediction needs an RDT classification model (binary or matrix)");
     return 0;
   }
+  if (rdt_config_structure_from_rows(&f->config)) {
+    /* Batch prediction's proof assumes trees drawn without the rows; an
+    ** automatic depth was chosen from the exact row count (issue 19). */
+    batch_error(ctx, st, "the model's depth was chosen from its rows (a model trained without \"depth\" by an "
+                         "older version): retrain it with an explicit \"depth\" for batch prediction");
+    return 0;
+  }
   if ((uint32_t)(argc - 3) != f->schema.n_features) {
     snprintf(err, sizeof err, "expected %u feature arguments after model, params and id, got %d",
              f->schema.n_features, argc - 3);

@@ -102,8 +102,13 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
   sqlite3_str_appendchar(o, 1, ']');
   if (f->sharp) {
     const rdt_sharp *sh = f->sharp;
-    sqlite3_str_appendf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu,\"centres\":[",
+    sqlite3_str_appendf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu,\"public_tables\":[",
                         f->config.primary_trees, f->config.cells, (unsigned long long)sh->public_rows);
+    for (uint32_t at = 0; at < f->config.public_tables_len; at += (uint32_t)strlen(f->config.public_tables + at) + 1) {
+      if (at) sqlite3_str_appendchar(o, 1, ',');
+      rdt_sql_json_string(o, f->config.public_tables + at, strlen(f->config.public_tables + at));
+    }
+    sqlite3_str_appendall(o, "],\"centres\":[");
     for (uint64_t l = 0; l < rdt_matrix_leaves(f); l++) {
       sqlite3_str_appendall(o, l ? ",[" : "[");
       uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
@@ -157,7 +162,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",
-                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR);
+                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, f->format_minor);
   put_hex(o, f->model_id, 16);
   sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
                       c->seeded ? "true" : "false", c->is_private ? "true" : "false");
@@ -374,6 +379,16 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
     c->primary_trees = (uint32_t)primary;
     c->cells = (uint32_t)cells;
     sh->public_rows = public_rows;
+    const rdt_json *pt = rdt_json_get(sj, "public_tables"); /* absent in exports of 1.0 models */
+    if (pt && pt->type != RDT_JSON_ARRAY) return bad(im, "\"public_tables\" must be an array of names");
+    for (size_t i = 0; pt && i < pt->n; i++) {
+      const rdt_json *t = pt->items[i];
+      if (t->type != RDT_JSON_STRING || t->string_len == 0 || strlen(t->string) != t->string_len ||
+          c->public_tables_len + t->string_len + 1 >= sizeof c->public_tables)
+        return bad(im, "\"public_tables\" must be an array of names");
+      memcpy(c->public_tables + c->public_tables_len, t->string, t->string_len + 1);
+      c->public_tables_len += (uint32_t)t->string_len + 1;
+    }
     const rdt_json *centres = member(im, sj, "centres", RDT_JSON_ARRAY);
     if (!centres) return 0;
     if (centres->n != leaf_no) return bad(im, "\"centres\" needs one entry per leaf");

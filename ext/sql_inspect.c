@@ -262,7 +262,9 @@ static double tree_epsilon(const rdt_forest *f, uint32_t t) {
     return f->matrix->strategy == RDT_STRATEGY_LEAF && !c->partition ? rdt_eps_to_double(c->eps) / c->trees
                                                                        : rdt_eps_to_double(c->eps);
   if (c->algorithm == RDT_ALGO_DIPRIME) return c->partition ? rdt_eps_to_double(c->eps) : rdt_eps_to_double(c->eps) / c->trees;
-  return rdt_eps_to_double(c->eps) / c->trees;
+  /* Automatic depth: the noisy row count's share (rdt_info's
+  ** epsilon_row_count) is spent once for the forest, not by a tree. */
+  return (rdt_eps_to_double(c->eps) - rdt_eps_to_double(c->eps_count)) / c->trees;
 }
 
 /* {"<class>": count, ...} of C class counters. */

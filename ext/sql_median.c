@@ -6,6 +6,10 @@
 ** row; a mistake there is an error before any value is used. Row rules: NULL
 ** and non-numeric values are skipped (as SQL aggregates skip NULL); numbers
 ** are clamped into [lo, hi]. One pass, memory O(cells).
+** The aggregate is the exploratory form: with no rows it never sees its
+** parameters and fails, which reveals emptiness, so it refuses "ledger"
+** (charged quantiles go through dp_quantile, sql_fit.c, which sees its
+** options first and answers an empty input with a draw).
 */
 #include <math.h>
 #include <sodium.h>
@@ -108,13 +112,11 @@ static int median_start(sqlite3_context *ctx, median_state *st, int argc, sqlite
     return 0;
   }
   if (!median_options(ctx, st, argc == 5 ? argv[4] : NULL, &cells)) return 0;
-  if (st->ledger[0]) {
-    char err[400], note[64];
-    snprintf(note, sizeof note, "quantile %g, %u cells", (double)st->quantile_a / RDT_QUANTILE_ONE, cells);
-    if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), st->ledger, st->eps, "dp_median_split", note, err, sizeof err)) {
-      median_error(ctx, st, err);
-      return 0;
-    }
+  if (st->ledger[0]) { /* header: an aggregate cannot be charged for an empty input */
+    median_error(ctx, st, "\"ledger\" needs dp_quantile(options, query): the dp_median_split aggregate sees its "
+                          "options only with its first row, so an empty input could never be charged; dp_quantile "
+                          "charges first");
+    return 0;
   }
   if (!rdt_median_init(&st->m, lo, hi, cells)) {
     median_error(ctx, st, "out of memory");

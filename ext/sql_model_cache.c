@@ -2,17 +2,31 @@
 ** sql_model_cache.c - decode a model BLOB once per statement (auxdata, for a
 ** constant model) or once per connection (a small cache keyed by model id,
 ** length and checksum, for a model coming from a subquery or a join).
+** Released models are wiped before they are freed: a non-private model's
+** counters are exact.
 */
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/matrix.h"
 #include "core/model.h"
 #include "rdt_sql.h"
 
 void rdt_model_release(void *p) {
   rdt_model_handle *h = p;
   if (!h || --h->refs > 0) return;
-  rdt_forest_free(&h->forest);
+  /* A non-private model holds exact counts: wipe every decoded model like
+  ** training state, whatever it holds (the same rule for all, no branch). */
+  rdt_forest *f = &h->forest;
+  if (f->counts) sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
+  size_t per_leaf = f->config.task == RDT_TASK_REGRESSION ? 1 : f->schema.n_classes; /* rdt_forest_prepare */
+  if (f->theta) sodium_memzero(f->theta, (size_t)rdt_forest_total_leaves(f) * per_leaf * sizeof *f->theta);
+  if (f->matrix && f->matrix->exact_cells)
+    sodium_memzero(f->matrix->exact_cells,
+                   (size_t)f->matrix->exact.cells * rdt_forest_slots(f) * sizeof *f->matrix->exact_cells);
+  if (h->bytes) sodium_memzero(h->bytes, h->size);
+  rdt_forest_free(f);
   free(h->bytes);
   free(h);
 }

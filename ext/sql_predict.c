@@ -113,7 +113,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const rdt_config *c = &f->config;
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
-                      RDT_FORMAT_MAJOR, RDT_FORMAT_MINOR, RDT_VERSION_STRING);
+                      RDT_FORMAT_MAJOR, f->format_minor, RDT_VERSION_STRING);
   sqlite3_str_appendall(o, "\"model_id\":\"");
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
@@ -190,6 +190,12 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                            "\"public_rows\":%llu,\"centres\":%llu},",
                         c->primary_trees, c->trees - c->primary_trees, c->cells, c->bins,
                         (unsigned long long)sh->public_rows, (unsigned long long)centres);
+    sqlite3_str_appendall(o, "\"public_tables\":[");
+    for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
+      if (at) sqlite3_str_appendchar(o, 1, ',');
+      rdt_sql_json_string(o, c->public_tables + at, strlen(c->public_tables + at));
+    }
+    sqlite3_str_appendall(o, f->format_minor >= 1 ? "]," : "],\"public_tables_recorded\":false,");
     sqlite3_str_appendall(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored "
                              "verbatim; publish this model only if those rows really are public\",");
   } else if (f->matrix) {
@@ -234,6 +240,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_sql_json_classes(o, &f->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);
+  sqlite3_str_appendf(o, ",\"structure_from_rows\":%s", rdt_config_structure_from_rows(c) ? "true" : "false");
   sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
                       f->is_signed ? "true" : "false");
   if (f->is_signed) {
@@ -250,6 +257,9 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   else if (c->seeded)
     sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
                              "the noise; for tests and reproducibility only\"");
+  else if (rdt_eps_to_double(c->eps) > RDT_WEAK_EPSILON)
+    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
+                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
   else
     sqlite3_str_appendall(o, "\"ok\"");
   sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)h->size);

@@ -1,15 +1,23 @@
 /*
-** sql_train.c - the rdt_train aggregate.
+** sql_train.c - the training session (sql_train.h) and the rdt_train
+** aggregate, its exploratory form.
 **
-** The first step validates the options, checks the model size against the
-** connection's length limit and draws the tree structure, all before any
-** row is used. Every step then counts one row (rows are never stored).
-** The final step adds the noise, encodes the model and wipes the exact
-** counts. Errors are raised only for parameters, never for row values.
-**
-** DiPriMe ("algorithm": "diprime") grows its trees from the data, so its rows
-** are buffered (cleaned features and label or target) up to "max_rows"; the
-** one data-dependent error is the documented refusal to buffer more.
+** Contract:
+**   1. Options are validated, the model size checked against the
+**      connection's length limit and the ledger charged before any private
+**      row is used; the charge commits first (sql_ledger.c).
+**   2. Every row is counted (rows are never stored, except DiPriMe's
+**      bounded buffer); a row's values never cause an error (the rules of
+**      sql/reference.md), and memory is the only other failure.
+**   3. The final step adds the noise, encodes the model and wipes the exact
+**      counts; if the noise cannot be set up, nothing is released.
+**   4. RDT#'s public rows come from "public_query", which may read only
+**      the tables listed in "public_tables" (checked on its compiled
+**      program before it runs).
+**   5. The aggregate sees its options only with its first row: an empty
+**      input is an error, which reveals emptiness (and with GROUP BY the
+**      groups) for free. So the aggregate refuses "ledger": charged training
+**      goes through rdt_fit (sql_fit.c), which sees its options first.
 */
 #include <math.h>
 #include <sodium.h>
@@ -24,16 +32,18 @@
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
-#include "rdt_sql.h"
+#include "sql_train.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
 ** the buffer is the only per-row memory and its size is fixed. With "threads"
 ** 2 on a machine with more than one CPU, a worker thread counts one buffer
 ** while the steps fill the other (train_worker.h); the model is the same. */
 
-typedef struct train_state {
-  int started;   /* options parsed and forest built */
-  int failed;    /* a parameter error was raised */
+struct rdt_train_session {
+  int configured; /* schema and config hold the parsed options */
+  int built;      /* the forest is built: schema and config moved into it */
+  rdt_schema schema;
+  rdt_config config;
   rdt_forest forest;
   double *xs;    /* RDT_TRAIN_CHUNK rows of features */
   uint32_t cls[RDT_TRAIN_CHUNK];
@@ -49,20 +59,99 @@ typedef struct train_state {
   double *rows_x, *rows_y;
   uint32_t *rows_c;
   uint64_t n_rows, cap_rows;
-} train_state;
+};
 
-static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) {
-  rdt_sql_error(ctx, "rdt_train", msg);
-  st->failed = 1;
+typedef struct rdt_train_session train_state;
+
+rdt_train_session *rdt_train_session_new(void) { return calloc(1, sizeof(rdt_train_session)); }
+
+const rdt_schema *rdt_train_schema(const rdt_train_session *s) { return s->built ? &s->forest.schema : &s->schema; }
+const char *rdt_train_label_name(const rdt_train_session *s) { return s->config.label; }
+const char *rdt_train_ledger(const rdt_train_session *s) { return s->config.ledger; }
+
+/* Whether public_query reads only the listed tables: every b-tree its
+** compiled program opens (OpenRead, on a table or an index) must belong to
+** a table of "public_tables"; a virtual table cannot be identified and is
+** refused. Checked on EXPLAIN's listing, so an application's authorizer is
+** left alone (SQLite cannot restore one that is replaced). */
+static int table_is_public(const rdt_config *c, const char *schema, const char *table) {
+  for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
+    const char *name = c->public_tables + at, *dot = strchr(name, '.');
+    if (dot) { /* "schema.table" */
+      size_t k = (size_t)(dot - name);
+      if (strlen(schema) == k && sqlite3_strnicmp(schema, name, (int)k) == 0 && rdt_name_equal(dot + 1, table))
+        return 1;
+    } else if (rdt_name_equal(name, table)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int public_query_reads_public_tables(sqlite3 *db, const rdt_config *c, char *err, size_t en) {
+  char *sql = sqlite3_mprintf("EXPLAIN %s", c->public_query);
+  sqlite3_stmt *ex = NULL, *look = NULL;
+  int ok = sql != NULL, rc = SQLITE_OK;
+  if (!ok) snprintf(err, en, "out of memory");
+  if (ok && sqlite3_prepare_v2(db, sql, -1, &ex, NULL) != SQLITE_OK) {
+    snprintf(err, en, "\"public_query\" cannot be checked against \"public_tables\": %s", sqlite3_errmsg(db));
+    ok = 0;
+  }
+  sqlite3_free(sql);
+  while (ok && (rc = sqlite3_step(ex)) == SQLITE_ROW) {
+    const char *op = (const char *)sqlite3_column_text(ex, 1);
+    if (!op) continue;
+    if (strcmp(op, "VOpen") == 0) {
+      snprintf(err, en, "\"public_query\" reads a virtual table; it may read only the tables of \"public_tables\"");
+      ok = 0;
+      break;
+    }
+    if (strcmp(op, "OpenRead") != 0 && strcmp(op, "ReopenIdx") != 0) continue;
+    sqlite3_int64 root = sqlite3_column_int64(ex, 3);
+    /* The database by its index (P3), then the table owning the b-tree. */
+    char schema[256] = "";
+    ok = sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE seq = ?1", -1, &look, NULL) == SQLITE_OK;
+    if (ok) {
+      sqlite3_bind_int64(look, 1, sqlite3_column_int64(ex, 4));
+      if (sqlite3_step(look) == SQLITE_ROW && sqlite3_column_text(look, 0))
+        snprintf(schema, sizeof schema, "%s", (const char *)sqlite3_column_text(look, 0));
+      sqlite3_finalize(look);
+      look = NULL;
+    }
+    char *q = ok && schema[0]
+                  ? sqlite3_mprintf("SELECT tbl_name FROM \"%w\".sqlite_schema WHERE rootpage = ?1", schema)
+                  : NULL;
+    ok = q && sqlite3_prepare_v2(db, q, -1, &look, NULL) == SQLITE_OK;
+    sqlite3_free(q);
+    if (!ok) {
+      snprintf(err, en, "\"public_query\" cannot be checked against \"public_tables\": %s",
+               schema[0] ? sqlite3_errmsg(db) : "unknown database");
+      break;
+    }
+    sqlite3_bind_int64(look, 1, root);
+    const char *table = sqlite3_step(look) == SQLITE_ROW ? (const char *)sqlite3_column_text(look, 0) : NULL;
+    if (!table || !table_is_public(c, schema, table)) {
+      snprintf(err, en, "\"public_query\" reads %s%.100s%s, which is not in \"public_tables\"; it may read only the "
+               "tables listed there", table ? "table \"" : "a table of schema \"", table ? table : schema, "\"");
+      ok = 0;
+    }
+    sqlite3_finalize(look);
+    look = NULL;
+  }
+  if (ok && rc != SQLITE_DONE) {
+    snprintf(err, en, "\"public_query\" cannot be checked against \"public_tables\": %s", sqlite3_errmsg(db));
+    ok = 0;
+  }
+  sqlite3_finalize(ex);
+  return ok;
 }
 
 /* RDT#: run "public_query" on this connection and keep its rows, cleaned
 ** by the row rules of the features. Its mistakes (not a read-only SELECT,
-** wrong column count, no rows, too many) are parameter errors: the public
-** rows are public. */
-static int read_public_rows(sqlite3_context *ctx, train_state *st, const rdt_schema *schema, const char *sql,
+** a table outside "public_tables", wrong column count, no rows, too many)
+** are parameter errors: the public rows are public. */
+static int read_public_rows(sqlite3 *db, train_state *st, const rdt_schema *schema, const char *sql,
                             char *err, size_t en) {
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_stmt *stmt = NULL;
   const char *tail = NULL;
   uint32_t nf = schema->n_features;
@@ -74,6 +163,10 @@ static int read_public_rows(sqlite3_context *ctx, train_state *st, const rdt_sch
   while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
   if (!sqlite3_stmt_readonly(stmt) || (tail && *tail)) {
     snprintf(err, en, "\"public_query\" must be one read-only SELECT");
+    sqlite3_finalize(stmt);
+    return 0;
+  }
+  if (!public_query_reads_public_tables(db, &st->config, err, en)) {
     sqlite3_finalize(stmt);
     return 0;
   }
@@ -143,116 +236,105 @@ static void count_buffered(train_state *st) {
   point_at_buffer(st);
 }
 
-static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_value **argv) {
-  char err[512];
-  rdt_schema schema;
-  rdt_config config;
-  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-    train_error(ctx, st, "the first argument must be the options, a JSON object as TEXT");
-    return 0;
-  }
-  const char *json = (const char *)sqlite3_value_text(argv[0]);
-  if (!json) {
-    sqlite3_result_error_nomem(ctx);
-    st->failed = 1;
-    return 0;
-  }
-  if (!rdt_options_parse(json, (size_t)sqlite3_value_bytes(argv[0]), &schema, &config, err, sizeof err)) {
-    train_error(ctx, st, err);
-    return 0;
-  }
-  if ((uint32_t)(argc - 2) != schema.n_features) {
-    snprintf(err, sizeof err,
-             "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
-             schema.n_features, argc - 2);
-    rdt_schema_free(&schema);
-    train_error(ctx, st, err);
-    return 0;
-  }
+static const char *algorithm_note(const rdt_config *c) {
+  return c->algorithm == RDT_ALGO_DIPRIME  ? "diprime"
+         : c->algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
+         : c->algorithm == RDT_ALGO_SHARP  ? "rdt#"
+                                           : "rdt";
+}
+
+int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
+  rdt_schema *schema = &st->schema;
+  rdt_config *config = &st->config;
+  if (!rdt_options_parse(json, len, schema, config, err, en)) return 0;
+  st->configured = 1;
   /* Size check before any allocation proportional to the model (a matrix
-  ** forest's size is known once its structure is drawn: checked below). */
+  ** forest's size is known once its structure is drawn: checked in build). */
   rdt_forest sizing;
   memset(&sizing, 0, sizeof sizing);
-  sizing.schema = schema;
-  sizing.config = config;
-  sizing.n_leaves = (uint32_t)1 << config.depth;
+  sizing.schema = *schema;
+  sizing.config = *config;
+  sizing.n_leaves = (uint32_t)1 << config->depth;
   sizing.n_internal = sizing.n_leaves - 1;
-  int multiway = config.algorithm == RDT_ALGO_MATRIX || config.algorithm == RDT_ALGO_SHARP;
+  int multiway = config->algorithm == RDT_ALGO_MATRIX || config->algorithm == RDT_ALGO_SHARP;
   uint64_t size = multiway ? 0 : rdt_model_size(&sizing);
-  int limit = sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
+  int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
   if (size > (uint64_t)limit) {
-    snprintf(err, sizeof err,
+    snprintf(err, en,
              "model too large: %u trees of depth %u with %u classes need %llu bytes, above this connection's "
              "SQLITE_LIMIT_LENGTH of %d; use fewer trees or a smaller depth",
-             config.trees, config.depth, schema.n_classes, (unsigned long long)size, limit);
-    rdt_schema_free(&schema);
-    train_error(ctx, st, err);
+             config->trees, config->depth, schema->n_classes, (unsigned long long)size, limit);
     return 0;
   }
-  if (config.algorithm == RDT_ALGO_DIPRIME && !rdt_diprime_budget(&config, schema.n_features)) {
-    rdt_schema_free(&schema);
-    train_error(ctx, st, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
+  if (config->algorithm == RDT_ALGO_DIPRIME && !rdt_diprime_budget(config, schema->n_features)) {
+    snprintf(err, en, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
     return 0;
   }
-  if (config.ledger[0]) { /* charge before any row is used (sql_ledger.c) */
-    char note[160];
-    if (!config.is_private) {
-      rdt_schema_free(&schema);
-      train_error(ctx, st, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
-      return 0;
-    }
-    snprintf(note, sizeof note, config.trees_auto ? "%s, trees chosen from the structure (%u at most), depth %u%s"
-                                                  : "%s, %u trees, depth %u%s",
-             config.algorithm == RDT_ALGO_DIPRIME  ? "diprime"
-             : config.algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
-             : config.algorithm == RDT_ALGO_SHARP  ? "rdt#"
-                                                   : "rdt",
-             config.trees, config.depth, config.seeded ? ", seeded" : "");
-    if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), config.ledger, config.eps, "rdt_train", note, err, sizeof err)) {
-      rdt_schema_free(&schema);
-      train_error(ctx, st, err);
-      return 0;
-    }
+  if (config->ledger[0] && !config->is_private) {
+    snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
+    return 0;
   }
-  if (config.algorithm == RDT_ALGO_SHARP) {
+  return 1;
+}
+
+int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
+  const rdt_config *config = &st->config;
+  if (!config->ledger[0]) return 1;
+  /* The note states what is known before the rows: an automatic depth is
+  ** the largest the trees may keep. */
+  char note[200];
+  if (config->trees_auto)
+    snprintf(note, sizeof note, "%s, trees chosen from the structure (%u at most), depth %u", algorithm_note(config),
+             config->trees, config->depth);
+  else if (config->auto_depth)
+    snprintf(note, sizeof note, "%s, %u trees, depth chosen from a noisy row count (%u at most)",
+             algorithm_note(config), config->trees, config->depth);
+  else if (config->algorithm == RDT_ALGO_SHARP && (!config->depth || !config->primary_trees))
+    snprintf(note, sizeof note, "%s, trees and depth chosen from the public rows", algorithm_note(config));
+  else
+    snprintf(note, sizeof note, "%s, %u trees, depth %u", algorithm_note(config), config->trees, config->depth);
+  return rdt_ledger_charge(db, conn, config->ledger, config->eps, fn, note, err, en);
+}
+
+int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
+  rdt_config *config = &st->config;
+  int multiway = config->algorithm == RDT_ALGO_MATRIX || config->algorithm == RDT_ALGO_SHARP;
+  if (config->algorithm == RDT_ALGO_SHARP) {
     /* The public rows, before any private row is used. */
-    if (!read_public_rows(ctx, st, &schema, config.public_query, err, sizeof err)) {
-      rdt_schema_free(&schema);
-      train_error(ctx, st, err);
-      return 0;
-    }
-    double n = (double)(config.public_n ? config.public_n : st->n_pub);
-    if (config.depth == 0) config.depth = rdt_sharp_depth(&schema, config.bins, n);
-    if (config.primary_trees == 0) { /* no "trees": from public facts (sharp.h) */
-      config.primary_trees = rdt_sharp_primary(&schema, config.bins, config.depth, n, rdt_eps_to_double(config.eps));
-      config.trees += config.primary_trees;
+    if (!read_public_rows(db, st, &st->schema, config->public_query, err, en)) return 0;
+    double n = (double)(config->public_n ? config->public_n : st->n_pub);
+    if (config->depth == 0) config->depth = rdt_sharp_depth(&st->schema, config->bins, n);
+    if (config->primary_trees == 0) { /* no "trees": from public facts (sharp.h) */
+      config->primary_trees =
+          rdt_sharp_primary(&st->schema, config->bins, config->depth, n, rdt_eps_to_double(config->eps));
+      config->trees += config->primary_trees;
     }
   }
-  if (!rdt_forest_init(&st->forest, &schema, &config) ||
+  st->built = 1; /* the forest owns the schema from here, even on failure */
+  if (!rdt_forest_init(&st->forest, &st->schema, config) ||
       !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {
-    rdt_schema_free(&schema);
-    train_error(ctx, st, st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
+    snprintf(err, en, "%s", st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
     return 0;
   }
-  if (config.algorithm == RDT_ALGO_SHARP && !rdt_sharp_build(&st->forest, st->pub, st->n_pub, err, sizeof err)) {
-    train_error(ctx, st, err[0] ? err : "out of memory while drawing the RDT# trees");
+  if (config->algorithm == RDT_ALGO_SHARP && !rdt_sharp_build(&st->forest, st->pub, st->n_pub, err, en)) {
+    if (!err[0]) snprintf(err, en, "out of memory while drawing the RDT# trees");
     return 0;
   }
+  uint64_t size;
+  int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
   if (multiway && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
-    snprintf(err, sizeof err,
+    snprintf(err, en,
              "model too large: %u multiway trees of depth %u with %llu leaves and %u classes need %llu bytes, above "
              "this connection's SQLITE_LIMIT_LENGTH of %d; use fewer trees, a smaller depth or fewer bins",
-             config.trees, config.depth, (unsigned long long)rdt_forest_total_leaves(&st->forest),
+             config->trees, config->depth, (unsigned long long)rdt_forest_total_leaves(&st->forest),
              st->forest.schema.n_classes, (unsigned long long)size, limit);
-    train_error(ctx, st, err);
     return 0;
   }
   /* No worker (no memory, no thread, one CPU) is not an error: the steps
   ** then count the rows themselves, with the same result. */
-  if (config.threads == 2 && config.algorithm != RDT_ALGO_DIPRIME && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+  if (config->threads == 2 && config->algorithm != RDT_ALGO_DIPRIME && sysconf(_SC_NPROCESSORS_ONLN) > 1)
     st->worker = rdt_train_worker_start(&st->forest);
   point_at_buffer(st);
-  st->started = 1;
   return 1;
 }
 
@@ -261,25 +343,24 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
 ** later). Growing past "max_rows" is the one refusal that depends on the
 ** data: it reveals only that there are more rows than that, to the curator
 ** running the query. */
-static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_value **argv) {
+static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_value **features, char *err,
+                              size_t en) {
   rdt_forest *f = &st->forest;
   uint32_t nf = f->schema.n_features;
   double target = 0;
   long cls = 0;
   if (f->config.task == RDT_TASK_REGRESSION) {
-    if (!rdt_sql_number(argv[1], &target)) return;
+    if (!rdt_sql_number(label, &target)) return 1;
   } else {
-    cls = rdt_sql_class(&f->schema, argv[1]);
-    if (cls < 0) return;
+    cls = rdt_sql_class(&f->schema, label);
+    if (cls < 0) return 1;
   }
   if (st->n_rows == st->cap_rows) {
     if (st->n_rows >= f->config.max_rows) {
-      char msg[200];
-      snprintf(msg, sizeof msg, "DiPriMe buffers its rows and this input has more than \"max_rows\" = %llu; "
+      snprintf(err, en, "DiPriMe buffers its rows and this input has more than \"max_rows\" = %llu; "
                "raise max_rows (about %llu bytes per row) or sample the rows first",
                (unsigned long long)f->config.max_rows, (unsigned long long)(8 * (nf + 1) + 4));
-      train_error(ctx, st, msg);
-      return;
+      return 0;
     }
     uint64_t cap = st->cap_rows ? st->cap_rows * 2 : 1024;
     if (cap > f->config.max_rows) cap = f->config.max_rows;
@@ -290,60 +371,46 @@ static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_va
     uint32_t *c = realloc(st->rows_c, (size_t)cap * sizeof *c);
     if (c) st->rows_c = c;
     if (!x || !y || !c) {
-      train_error(ctx, st, "out of memory while buffering rows for DiPriMe; lower \"max_rows\" or sample the rows");
-      return;
+      snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\" or sample the rows");
+      return 0;
     }
     st->cap_rows = cap;
   }
-  rdt_sql_features(&f->schema, argv + 2, st->rows_x + (size_t)st->n_rows * nf);
+  rdt_sql_features(&f->schema, features, st->rows_x + (size_t)st->n_rows * nf);
   st->rows_y[st->n_rows] = target;
   st->rows_c[st->n_rows] = (uint32_t)cls;
   st->n_rows++;
+  return 1;
 }
 
-void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  train_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (st->failed) return;
-  if (!st->started) {
-    if (argc < 2) {
-      train_error(ctx, st, "expected rdt_train(options, label, x1, ..., xk)");
-      return;
-    }
-    if (!train_start(ctx, st, argc, argv)) return;
-  }
-  if (st->forest.config.algorithm == RDT_ALGO_DIPRIME) {
-    diprime_buffer_row(ctx, st, argv);
-    return;
-  }
+int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **features, char *err, size_t en) {
+  if (st->forest.config.algorithm == RDT_ALGO_DIPRIME) return diprime_buffer_row(st, label, features, err, en);
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
-  long cls = rdt_sql_class(&st->forest.schema, argv[1]);
-  if (cls < 0) return;
-  rdt_sql_features(&st->forest.schema, argv + 2, st->fill_xs + (size_t)st->pending * st->forest.schema.n_features);
+  long cls = rdt_sql_class(&st->forest.schema, label);
+  if (cls < 0) return 1;
+  rdt_sql_features(&st->forest.schema, features, st->fill_xs + (size_t)st->pending * st->forest.schema.n_features);
   st->fill_cls[st->pending++] = (uint32_t)cls;
   if (st->pending == st->fill_cap) count_buffered(st);
+  return 1;
 }
 
-static void train_cleanup(train_state *st) {
+void rdt_train_session_free(rdt_train_session *st) {
+  if (!st) return;
   rdt_train_worker_free(st->worker); /* joins the thread before the forest goes */
   st->worker = NULL;
+  uint32_t nf = rdt_train_schema(st)->n_features;
   if (st->rows_x) { /* buffered rows are private */
-    sodium_memzero(st->rows_x, (size_t)st->cap_rows * st->forest.schema.n_features * sizeof *st->rows_x);
+    sodium_memzero(st->rows_x, (size_t)st->cap_rows * nf * sizeof *st->rows_x);
     sodium_memzero(st->rows_y, (size_t)st->cap_rows * sizeof *st->rows_y);
     sodium_memzero(st->rows_c, (size_t)st->cap_rows * sizeof *st->rows_c);
   }
   free(st->pub); /* public rows: nothing to wipe */
-  st->pub = NULL;
   free(st->rows_x);
   free(st->rows_y);
   free(st->rows_c);
-  st->rows_x = st->rows_y = NULL;
-  st->rows_c = NULL;
   if (st->xs) /* buffered rows are private too */
-    sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs);
+    sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * nf * sizeof *st->xs);
+  free(st->xs);
   if (st->forest.counts) {
     /* Exact counts are the private part of the state: wipe them. */
     sodium_memzero(st->forest.counts, (size_t)rdt_forest_total_leaves(&st->forest) * rdt_forest_slots(&st->forest) *
@@ -354,56 +421,125 @@ static void train_cleanup(train_state *st) {
     sodium_memzero(mx->cells, (size_t)mx->n_cells * rdt_forest_slots(&st->forest) * sizeof *mx->cells);
   if (mx && mx->exact_cells)
     sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * rdt_forest_slots(&st->forest) * sizeof *mx->exact_cells);
-  rdt_forest_free(&st->forest);
-  free(st->xs);
-  st->xs = NULL;
+  if (st->built) rdt_forest_free(&st->forest);
+  else if (st->configured) rdt_schema_free(&st->schema);
+  sodium_memzero(&st->config, sizeof st->config); /* holds the seed key */
+  free(st);
 }
 
-void rdt_train_final(sqlite3_context *ctx) {
-  train_state *st = sqlite3_aggregate_context(ctx, 0);
-  if (!st || (!st->started && !st->failed)) {
-    sqlite3_result_error(ctx,
-                         "rdt_train: no rows reached rdt_train, so its options were never seen; write "
-                         "FROM (SELECT 1) LEFT JOIN t ON 1 to train on a possibly empty table",
-                         -1);
-    return;
-  }
-  if (st->failed) {
-    train_cleanup(st);
-    return;
-  }
+unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
   rdt_forest *f = &st->forest;
   if (st->pending) count_buffered(st);
   rdt_train_worker_free(st->worker); /* waits until every row is counted */
   st->worker = NULL;
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
-  int grown = 1;
+  int released = 1;
   if (f->config.algorithm == RDT_ALGO_DIPRIME) {
-    grown = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
+    released = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
   } else if (f->config.algorithm == RDT_ALGO_MATRIX) {
-    grown = rdt_matrix_release(f, &noise);
+    released = rdt_matrix_release(f, &noise);
   } else if (f->config.algorithm == RDT_ALGO_SHARP) {
-    grown = rdt_sharp_release(f, st->pub, st->n_pub, &noise);
+    released = rdt_sharp_release(f, st->pub, st->n_pub, &noise);
   } else {
-    if (f->config.auto_depth) grown = rdt_forest_choose_depth(f, &noise);
-    if (grown) rdt_forest_add_noise(f, &noise);
+    if (f->config.auto_depth) released = rdt_forest_choose_depth(f, &noise);
+    if (released) released = rdt_forest_add_noise(f, &noise);
   }
   rdt_rng_clear(&noise);
-  if (grown) grown = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
-  if (!grown) {
-    train_cleanup(st);
-    sqlite3_result_error(ctx, f->config.algorithm != RDT_ALGO_DIPRIME
-                                  ? "rdt_train: out of memory while releasing the forest"
-                                  : "rdt_train: out of memory while growing the DiPriMe trees", -1);
+  if (released) released = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
+  if (!released) {
+    /* Fail closed: a release whose noise could not be set up (or whose
+    ** memory ran out) is never encoded. */
+    snprintf(err, en, "the noise could not be set up or memory ran out while releasing the model; nothing was "
+                      "released");
+    return NULL;
+  }
+  unsigned char *blob = rdt_model_encode(f, size);
+  if (!blob) snprintf(err, en, "out of memory while encoding the model");
+  return blob;
+}
+
+/* ---- the rdt_train aggregate --------------------------------------------- */
+
+typedef struct train_agg {
+  rdt_train_session *session; /* NULL until the first row */
+  int failed;                 /* an error was raised: later steps do nothing */
+} train_agg;
+
+static void agg_error(sqlite3_context *ctx, train_agg *a, const char *msg) {
+  rdt_sql_error(ctx, "rdt_train", msg);
+  a->failed = 1;
+}
+
+static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value **argv) {
+  char err[512];
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  if (argc < 2) {
+    agg_error(ctx, a, "expected rdt_train(options, label, x1, ..., xk)");
+    return 0;
+  }
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+    agg_error(ctx, a, "the first argument must be the options, a JSON object as TEXT");
+    return 0;
+  }
+  const char *json = (const char *)sqlite3_value_text(argv[0]);
+  if (!json || !(a->session = rdt_train_session_new())) {
+    sqlite3_result_error_nomem(ctx);
+    a->failed = 1;
+    return 0;
+  }
+  err[0] = 0;
+  if (!rdt_train_configure(a->session, db, json, (size_t)sqlite3_value_bytes(argv[0]), err, sizeof err)) {
+    agg_error(ctx, a, err);
+    return 0;
+  }
+  if ((uint32_t)(argc - 2) != rdt_train_schema(a->session)->n_features) {
+    snprintf(err, sizeof err,
+             "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
+             rdt_train_schema(a->session)->n_features, argc - 2);
+    agg_error(ctx, a, err);
+    return 0;
+  }
+  if (rdt_train_ledger(a->session)[0]) { /* Contract item 5 */
+    agg_error(ctx, a, "\"ledger\" needs rdt_fit(options, query): the rdt_train aggregate sees its options only "
+                      "with its first row, so an empty input could never be charged; rdt_fit charges first");
+    return 0;
+  }
+  if (!rdt_train_build(a->session, db, err, sizeof err)) {
+    agg_error(ctx, a, err);
+    return 0;
+  }
+  return 1;
+}
+
+void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  train_agg *a = sqlite3_aggregate_context(ctx, sizeof *a);
+  char err[300];
+  if (!a) {
+    sqlite3_result_error_nomem(ctx);
     return;
   }
-  size_t size;
-  unsigned char *blob = rdt_model_encode(f, &size);
-  train_cleanup(st);
-  if (!blob) {
-    sqlite3_result_error(ctx, "rdt_train: out of memory while encoding the model", -1);
+  if (a->failed) return;
+  if (!a->session && !agg_start(ctx, a, argc, argv)) return;
+  if (!rdt_train_row(a->session, argv[1], argv + 2, err, sizeof err)) agg_error(ctx, a, err);
+}
+
+void rdt_train_final(sqlite3_context *ctx) {
+  train_agg *a = sqlite3_aggregate_context(ctx, 0);
+  char err[300];
+  if (!a || (!a->session && !a->failed)) {
+    sqlite3_result_error(ctx,
+                         "rdt_train: no rows reached rdt_train, so its options were never seen; use rdt_fit(options, "
+                         "query), which trains on an empty input too",
+                         -1);
     return;
   }
-  sqlite3_result_blob64(ctx, blob, size, free);
+  if (!a->failed) {
+    size_t size = 0;
+    unsigned char *blob = rdt_train_finish(a->session, &size, err, sizeof err);
+    if (blob) sqlite3_result_blob64(ctx, blob, size, free);
+    else rdt_sql_error(ctx, "rdt_train", err);
+  }
+  rdt_train_session_free(a->session);
+  a->session = NULL;
 }

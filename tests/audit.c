@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/batch.h"
 #include "core/diprime.h"
 #include "core/forest.h"
 #include "core/matrix.h"
@@ -479,7 +480,7 @@ static void audit_matrix(int broken) {
 ** trees and on the model's prediction there. The broken twin draws the
 ** noise with p times the eps it reports (eps not divided over the trees). */
 static const char *SHARP_OPTS =
-    "{\"algorithm\": \"rdt#\", \"public_query\": \"SELECT 1\", \"epsilon\": 1, \"trees\": 3, \"secondary_trees\": 2,"
+    "{\"algorithm\": \"rdt#\", \"public_query\": \"SELECT 1\", \"public_tables\": [], \"epsilon\": 1, \"trees\": 3, \"secondary_trees\": 2,"
     " \"depth\": 1, \"cells\": 2, \"seed\": 4, \"classes\": [0, 1],"
     " \"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [0, 1]}]}";
 #define SHARP_EVENTS 4
@@ -591,6 +592,84 @@ static void audit_keep_trees(int broken) {
   rdt_forest_free(&f);
 }
 
+/* ---- mechanism 10: DP batch prediction on a non-private model ------------
+** Neighbours: 1448 training rows vs 1449 (one more, like the others). Released:
+** the noisy votes at one query x (strategy QUERY, eps 0.1). The model is
+** non-private without "depth": its depth is fixed, so the structure is the
+** same on both sides and only the counters differ by one row (batch.h).
+** The broken twin is issue 19's leak: the depth chosen from the EXACT row
+** count, round(log2(4 n)): 12 for 1448 rows, 13 for 1449. The 1448 rows sit
+** at a point p that shares x's depth-12 leaf but not its depth-13 leaf, so
+** one more row flips x's vote from about 1448 to about 0. */
+#define BATCH_ROWS 1448
+#define BATCH_EVENTS 3
+static const char *BATCH_OPTS =
+    "{\"epsilon\": null, \"trees\": 1, \"seed\": 19, \"classes\": [0, 1],"
+    " \"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+/* The forest of BATCH_OPTS with the given depth (0: the options' own). */
+static int batch_forest(rdt_forest *f, uint32_t depth) {
+  char opts[512];
+  if (!depth) return forest_from_options(BATCH_OPTS, f);
+  snprintf(opts, sizeof opts, "{\"depth\": %u, %s", depth, BATCH_OPTS + 1);
+  return forest_from_options(opts, f);
+}
+
+static void audit_batch(int broken) {
+  rdt_forest f[2];
+  memset(f, 0, sizeof f);
+  double x = 0.5, p = -1;
+  int ok = 1;
+  for (int side = 0; side < 2 && ok; side++) {
+    /* Honest: the options' fixed depth. Twin: the old rule on the exact count. */
+    uint32_t depth = 0;
+    if (broken) {
+      rdt_config c;
+      memset(&c, 0, sizeof c);
+      c.trees = 1; /* non-private: only the row count matters */
+      depth = rdt_depth_for_rows(&c, BATCH_ROWS + side, 2, RDT_AUTO_MAX_DEPTH);
+    }
+    ok = batch_forest(&f[side], depth);
+  }
+  /* p: in x's leaf of side 0's tree, outside x's leaf of side 1's tree. */
+  for (int i = 0; ok && i <= 100000 && p < 0; i++) {
+    double q = i / 100000.0;
+    if (rdt_forest_leaf(&f[0], 0, &q) == rdt_forest_leaf(&f[0], 0, &x) &&
+        (!broken || rdt_forest_leaf(&f[1], 0, &q) != rdt_forest_leaf(&f[1], 0, &x)))
+      p = q;
+  }
+  ok = ok && p >= 0 && f[0].config.depth == (broken ? 12u : RDT_NONPRIVATE_DEFAULT_DEPTH) &&
+       f[1].config.depth == (broken ? 13u : RDT_NONPRIVATE_DEFAULT_DEPTH);
+  if (!ok) {
+    check(0, "batch prediction audit setup");
+    rdt_forest_free(&f[0]);
+    rdt_forest_free(&f[1]);
+    return;
+  }
+  for (int side = 0; side < 2; side++)
+    for (int i = 0; i < BATCH_ROWS + side; i++) rdt_forest_train_row(&f[side], &p, 1);
+  rdt_eps eps;
+  rdt_eps_from_double(0.1, &eps);
+  long k[2][BATCH_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "batch-broken" : "batch", 0);
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      int64_t votes[2];
+      if (!rdt_batch_answer(&f[side], &x, 1, RDT_BATCH_QUERY, eps, 1, &rng, votes)) votes[1] = 0;
+      k[side][0] += votes[1] > BATCH_ROWS / 2;
+      k[side][1] += votes[1] > votes[0];
+      k[side][2] += votes[1] > BATCH_ROWS; /* where the honest sides differ by one row */
+    }
+  }
+  rdt_rng_clear(&rng);
+  report(broken ? "batch prediction on a model whose depth came from the exact row count (1448 vs 1449 rows)"
+                : "batch prediction on a non-private model of fixed depth, 1448 vs 1449 rows",
+         k[0], k[1], BATCH_EVENTS, 0.1, !broken);
+  rdt_forest_free(&f[0]);
+  rdt_forest_free(&f[1]);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -615,6 +694,8 @@ int main(void) {
   audit_sharp(1);
   audit_keep_trees(0);
   audit_keep_trees(1);
+  audit_batch(0);
+  audit_batch(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . tests/tap.sh
 db=$tmp/curator.db
-opts() { # opts <epsilon> -> rdt_train options charging the ledger "budget"
+opts() { # opts <epsilon> -> rdt_fit options charging the ledger "budget"
   echo "{\"epsilon\": $1, \"ledger\": \"budget\", \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}"
 }
 q() { "$shell" "$db" ".load $ext" "$@" 2>&1; }
@@ -21,31 +21,31 @@ expect "a new ledger shows its budget, nothing spent" "budget|3.0|0.0|3.0" \
   "$(q "SELECT kind, epsilon, spent, remaining FROM budget")"
 expect "the ledger lives in its own file beside the database" "yes" "$([ -f "$db-rdt-ledger" ] && echo yes)"
 
-q "SELECT length(rdt_train('$(opts 1)', y, x)) FROM t" >/dev/null
-q "SELECT dp_median_split(x, 0.25, 0, 1, '{\"ledger\": \"budget\"}') FROM t" >/dev/null
-expect "charges are recorded with running totals (rdt_train 1, dp_median_split 0.25)" \
-  "rdt_train|1.0|1.0|2.0,dp_median_split|0.25|1.25|1.75" \
+q "SELECT length(rdt_fit('$(opts 1)', 'SELECT x, y AS label FROM t'))" >/dev/null
+q "SELECT dp_quantile('{\"epsilon\": 0.25, \"lo\": 0, \"hi\": 1, \"ledger\": \"budget\"}', 'SELECT x FROM t')" >/dev/null
+expect "charges are recorded with running totals (rdt_fit 1, dp_quantile 0.25)" \
+  "rdt_fit|1.0|1.0|2.0,dp_quantile|0.25|1.25|1.75" \
   "$(q "SELECT group_concat(function || '|' || epsilon || '|' || spent || '|' || remaining, ',') FROM budget WHERE kind = 'charge'")"
 
-out=$(q "SELECT rdt_train('$(opts 2)', y, x) FROM t")
+out=$(q "SELECT rdt_fit('$(opts 2)', 'SELECT x, y AS label FROM t')")
 expect "overspending is an error naming the requested and remaining epsilon" \
-  'Error: stepping, rdt_train: over budget: ledger "budget" has 1.75 of epsilon left, 2 was requested; nothing was charged' \
+  'Error: stepping, rdt_fit: over budget: ledger "budget" has 1.75 of epsilon left, 2 was requested; nothing was charged' \
   "$(grep -o 'Error.*' <<<"$out")"
 expect "... and charges nothing" "2" "$(q "SELECT count(*) FROM budget WHERE kind = 'charge'")"
 
-q "BEGIN" "SELECT length(rdt_train('$(opts 0.5)', y, x)) FROM t" "ROLLBACK" >/dev/null
+q "BEGIN" "SELECT length(rdt_fit('$(opts 0.5)', 'SELECT x, y AS label FROM t'))" "ROLLBACK" >/dev/null
 expect "a charge survives the caller's ROLLBACK" "3|1.25" \
   "$(q "SELECT count(*), min(remaining) FROM budget WHERE kind = 'charge'")"
 
-q "BEGIN IMMEDIATE" "CREATE TABLE held(x)" "SELECT length(rdt_train('$(opts 0.25)', y, x)) FROM t" "COMMIT" >/dev/null
+q "BEGIN IMMEDIATE" "CREATE TABLE held(x)" "SELECT length(rdt_fit('$(opts 0.25)', 'SELECT x, y AS label FROM t'))" "COMMIT" >/dev/null
 expect "charging works while the caller holds a write transaction on its own database" "4" \
   "$(q "SELECT count(*) FROM budget WHERE kind = 'charge'")"
 
 expect "a non-private model cannot be charged" \
-  'rdt_train: a non-private model ("epsilon": null) cannot be charged to a ledger' \
-  "$(q "SELECT rdt_train('$(opts null)', y, x) FROM t" | grep -o 'rdt_train: .*')"
+  'rdt_fit: a non-private model ("epsilon": null) cannot be charged to a ledger' \
+  "$(q "SELECT rdt_fit('$(opts null)', 'SELECT x, y AS label FROM t')" | grep -o 'rdt_fit: .*')"
 expect "an unknown ledger name is an error" "1" \
-  "$(q "SELECT rdt_train(replace('$(opts 0.1)', '\"budget\"', '\"nope\"'), y, x) FROM t" | grep -c 'no rdt_ledger table named "nope"')"
+  "$(q "SELECT rdt_fit(replace('$(opts 0.1)', '\"budget\"', '\"nope\"'), 'SELECT x, y AS label FROM t')" | grep -c 'no rdt_ledger table named "nope"')"
 expect "a ledger needs a budget" "1" \
   "$(q "CREATE VIRTUAL TABLE b2 USING rdt_ledger()" | grep -c 'epsilon_budget=<number from 1e-06 to 1e+06> is required')"
 expect "an in-memory database needs an explicit ledger file" "1" \
@@ -58,7 +58,7 @@ expect "dropping and re-creating the table keeps every charge" "4|1.0" \
 
 # Two processes race for the last 1.0: each asks 0.75 at the same time; exactly one may win.
 for i in 1 2; do
-  ("$shell" "$db" ".load $ext" "SELECT 'won' FROM (SELECT rdt_train('$(opts 0.75)', y, x) AS m FROM t)" >"$tmp/race$i" 2>&1) &
+  ("$shell" "$db" ".load $ext" "SELECT 'won' FROM (SELECT rdt_fit('$(opts 0.75)', 'SELECT x, y AS label FROM t') AS m)" >"$tmp/race$i" 2>&1) &
 done
 wait
 wins=$(cat "$tmp/race1" "$tmp/race2" | grep -c '^won$')

@@ -481,13 +481,15 @@ int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
   return 1;
 }
 
-void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
+int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   uint64_t s, t;
-  if (!f->config.is_private || f->matrix) return; /* matrix forests: rdt_matrix_release */
-  /* Sensitivity k: one counter per tree changes by 1 (forest.h, item 3). */
-  if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return;
+  if (!f->config.is_private || f->matrix) return 1; /* matrix forests: rdt_matrix_release */
+  /* Sensitivity k: one counter per tree changes by 1 (forest.h, item 3).
+  ** No parameters, no noise, no release: fail closed. */
+  if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return 0;
   size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
   for (size_t i = 0; i < n; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  return 1;
 }
 
 /* ---- prediction (post-processing) ------------------------------------- */

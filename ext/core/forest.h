@@ -33,6 +33,9 @@
 ** cut back after the pass to the depth a noisy row count calls for. */
 #define RDT_AUTO_MAX_DEPTH 14
 #define RDT_AUTO_MIN_DEPTH 2
+/* A non-private RDT model without "depth" or "rows": a fixed depth (its
+** structure must not depend on the rows: batch prediction's proof). */
+#define RDT_NONPRIVATE_DEFAULT_DEPTH 10
 #define RDT_AUTO_COUNT_SHARE 20 /* 1/20 of epsilon pays for the noisy count */
 #define RDT_DIPRIME_DEFAULT_RHO 0.5
 #define RDT_DIPRIME_DEFAULT_CANDIDATES 5
@@ -128,6 +131,11 @@ typedef struct rdt_config {
   uint32_t primary_trees;    /* RDT#: p, the trees with private counters (trees = p + secondary) */
   uint32_t cells;            /* RDT#: N_CELLS */
   char public_query[4096];   /* RDT#: the public rows' SELECT (not stored in the model) */
+  /* RDT#: the tables public_query may read, each NUL-terminated, back to
+  ** back (stored in the model from format 1.1). */
+  char public_tables[1024];
+  uint32_t public_tables_len;  /* bytes used, NULs included */
+  char label[RDT_MAX_NAME + 1]; /* rdt_fit: the label column's name (not stored in the model) */
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
   uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */
@@ -152,6 +160,7 @@ typedef struct rdt_forest {
   struct rdt_matrix *matrix; /* multiway trees of a matrix or RDT# forest (matrix.h), else NULL */
   struct rdt_sharp *sharp;   /* RDT# centres (sharp.h), else NULL */
   char error[256];           /* why rdt_forest_init failed, when it was not memory */
+  uint32_t format_minor;     /* decoded models: the minor format version read */
   /* Publisher's signature (sign.h): the last section of a signed model. */
   int is_signed;
   char *note;                /* publisher note, NUL-terminated (may be empty) */
@@ -183,6 +192,13 @@ static inline uint32_t rdt_config_slots(const rdt_config *c, uint32_t n_classes)
   return c->task == RDT_TASK_REGRESSION ? RDT_REGRESSION_SLOTS : n_classes;
 }
 #define rdt_forest_slots(f) rdt_config_slots(&(f)->config, (f)->schema.n_classes)
+
+/* Whether a configuration's structure (depth, splits) depends on the
+** private rows: DiPriMe grows from them, automatic depth cuts back from a
+** noisy count. Batch prediction needs a structure independent of them. */
+static inline int rdt_config_structure_from_rows(const rdt_config *c) {
+  return c->algorithm == RDT_ALGO_DIPRIME || c->auto_depth;
+}
 
 /* Counters a configuration needs, for checks made before any row is read.
 ** Returns 0 when it exceeds RDT_MAX_COUNTERS. */
@@ -220,8 +236,9 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
 ** Returns 0 if they do not. */
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
-** eps_leaves = eps - eps_count. */
-void rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
+** eps_leaves = eps - eps_count. Returns 0, adding nothing, if the noise
+** parameters cannot be set up: the caller must then release nothing. */
+int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
 /* Depth for a row count, from public facts only:
 ** round(log2(8 * rows * eps_leaves / (trees * max(classes, 2)))), i.e.
 ** 4 * rows * eps / trees for two classes (rows * 4 without noise), clamped to

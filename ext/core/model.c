@@ -127,7 +127,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_schema *s = &f->schema;
   size_t at;
   uint32_t flags = (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) | (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) |
-                   (f->is_signed ? RDT_MODEL_FLAG_SIGNED : 0);
+                   (f->is_signed ? RDT_MODEL_FLAG_SIGNED : 0) |
+                   (rdt_config_structure_from_rows(c) ? RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS : 0);
   put_bytes(w, RDT_MODEL_MAGIC, 8);
   put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
   put_bytes(w, f->model_id, 16);
@@ -197,6 +198,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     put_u32(w, f->config.primary_trees);
     put_u32(w, f->config.cells);
     put_u64(w, f->sharp->public_rows);
+    /* 1.1: the tables public_query was allowed to read (NUL-terminated names). */
+    put_str(w, f->config.public_tables, f->config.public_tables_len);
     section_end(w, at);
   } else if (f->matrix) {
     section_begin(w, TAG_MATRIX, &at);
@@ -512,6 +515,15 @@ static int read_sharp(reader *r, rdt_forest *f) {
   f->config.primary_trees = get_u32(r);
   f->config.cells = get_u32(r);
   f->sharp->public_rows = get_u64(r);
+  if (f->format_minor >= 1) { /* the public tables: names, each NUL-terminated, none empty */
+    uint32_t n = get_u32(r);
+    if (!need(r, n) || n >= sizeof f->config.public_tables || (n && r->p[r->pos + n - 1] != 0)) return 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (r->p[r->pos + i] == 0 && (i == 0 || r->p[r->pos + i - 1] == 0)) return 0;
+    memcpy(f->config.public_tables, r->p + r->pos, n);
+    f->config.public_tables_len = n;
+    r->pos += n;
+  }
   if (r->bad || f->config.bins < 2 || f->config.bins > RDT_MATRIX_MAX_BINS || f->config.primary_trees < 1 ||
       f->config.primary_trees > f->config.trees || f->config.cells < 1 || f->config.cells > RDT_SHARP_MAX_CELLS ||
       f->sharp->public_rows < 1 || f->sharp->public_rows > RDT_SHARP_MAX_PUBLIC_ROWS)
@@ -599,6 +611,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   if (version >> 16 != RDT_FORMAT_MAJOR)
     return fail(err, en, "unsupported model format version %u.%u (this build reads %u.x)", version >> 16,
                 version & 0xFFFF, RDT_FORMAT_MAJOR);
+  f->format_minor = version & 0xFFFF;
   memcpy(f->model_id, buf + r.pos, 16);
   r.pos += 16;
   uint32_t flags = get_u32(&r);
@@ -808,6 +821,12 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   if (!r.bad && ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == (c->is_private != 0)) {
     r.bad = 1;
     why = "privacy flag disagrees with the privacy section";
+  }
+  /* 1.0 models carry no structure flag: it is derived, as for 1.1. */
+  if (!r.bad && f->format_minor >= 1 &&
+      ((flags & RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS) != 0) != (rdt_config_structure_from_rows(c) != 0)) {
+    r.bad = 1;
+    why = "structure flag disagrees with the forest section";
   }
   if (!r.bad && ((flags & RDT_MODEL_FLAG_SIGNED) != 0) != (f->is_signed != 0)) {
     r.bad = 1;

@@ -16,7 +16,7 @@
 #include "forest.h"
 
 #define RDT_FORMAT_MAJOR 1
-#define RDT_FORMAT_MINOR 0
+#define RDT_FORMAT_MINOR 1
 #define RDT_MODEL_MAGIC "RDTMODEL"
 #define RDT_HEADER_BYTES 48
 #define RDT_CHECKSUM_BYTES 32
@@ -25,6 +25,8 @@
 #define RDT_MODEL_FLAG_SEEDED 1u
 #define RDT_MODEL_FLAG_NONPRIVATE 2u
 #define RDT_MODEL_FLAG_SIGNED 4u
+/* 1.1: the structure depends on the private rows (rdt_config_structure_from_rows). */
+#define RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS 8u
 #define RDT_MAX_NOTE 4096
 /* A signed model ends with its signature then the checksum. */
 #define RDT_SIGNATURE_BYTES 64

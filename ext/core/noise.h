@@ -25,6 +25,8 @@
 #define RDT_EPS_DEN_LOG2 32
 #define RDT_EPS_MIN 1e-6
 #define RDT_EPS_MAX 1e6
+/* Above this, rdt_info labels a release weak: e^10 ~ 22000 is no guarantee. */
+#define RDT_WEAK_EPSILON 10
 #define RDT_MAX_SENSITIVITY_LOG2 20 /* integer sensitivities up to 2^20 */
 
 typedef struct rdt_eps {

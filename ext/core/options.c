@@ -34,6 +34,16 @@ int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char
   return 0;
 }
 
+int rdt_name_equal(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+    if (x >= 'A' && x <= 'Z') x = (unsigned char)(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = (unsigned char)(y - 'A' + 'a');
+    if (x != y) return 0;
+  }
+  return *a == *b;
+}
+
 static int check_keys(const rdt_json *obj, const char *const *allowed, const char *where, char *err,
                       size_t n) {
   for (size_t i = 0; i < obj->n; i++) {
@@ -198,10 +208,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
                                      "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees",
-                                     "threads", NULL};
+                                     "threads", "label", "public_tables", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
-  static const char *const sharp_only[] = {"public_query", "secondary_trees", "cells", NULL};
+  static const char *const sharp_only[] = {"public_query", "public_tables", "secondary_trees", "cells", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
@@ -244,6 +254,23 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       return fail(err, n, "\"algorithm\": \"rdt#\" needs \"public_query\": a SELECT of the public unlabeled rows, "
                           "one column per feature in order (at most %d bytes)", RDT_SHARP_MAX_QUERY - 1);
     memcpy(c->public_query, j->string, j->string_len + 1);
+    /* The tables public_query may read (sql_train.c enforces it with an
+    ** authorizer): without the list, a query of the private table would
+    ** publish private rows verbatim as centres. */
+    j = rdt_json_get(root, "public_tables");
+    if (!j || j->type != RDT_JSON_ARRAY)
+      return fail(err, n, "\"algorithm\": \"rdt#\" needs \"public_tables\": the list of the tables \"public_query\" "
+                          "reads (it may read no other)");
+    c->public_tables_len = 0;
+    for (size_t i = 0; i < j->n; i++) {
+      const rdt_json *t = j->items[i];
+      if (t->type != RDT_JSON_STRING || t->string_len == 0 || strlen(t->string) != t->string_len)
+        return fail(err, n, "every entry of \"public_tables\" must be a table name (a non-empty string)");
+      if (c->public_tables_len + t->string_len + 1 > sizeof c->public_tables)
+        return fail(err, n, "\"public_tables\" is too long (at most %zu bytes of names)", sizeof c->public_tables - 1);
+      memcpy(c->public_tables + c->public_tables_len, t->string, t->string_len + 1);
+      c->public_tables_len += (uint32_t)t->string_len + 1;
+    }
     if (!parse_uint(rdt_json_get(root, "secondary_trees"), "secondary_trees", 0, RDT_MAX_TREES - 1,
                     RDT_SHARP_DEFAULT_SECONDARY, &secondary, err, n) ||
         !parse_uint(rdt_json_get(root, "cells"), "cells", 1, RDT_SHARP_MAX_CELLS, RDT_SHARP_DEFAULT_CELLS, &c->cells,
@@ -315,17 +342,21 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   long long rows_hint = 0;
   c->auto_depth = 0;
   c->eps_count.num = 0;
-  if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
+  if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT && !c->is_private) {
+    /* A non-private model's structure never depends on the rows (issue 19:
+    ** an exact count choosing the depth made rdt_predict_batch leak): a
+    ** fixed depth, so batch prediction's proof holds. */
+    c->depth = RDT_NONPRIVATE_DEFAULT_DEPTH;
+  } else if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
     /* Neither a depth nor a public row estimate: grow to RDT_AUTO_MAX_DEPTH
     ** and choose the depth after the pass from a noisy row count paid with
     ** 1/RDT_AUTO_COUNT_SHARE of epsilon (forest.h). */
     c->auto_depth = 1;
     c->depth = RDT_AUTO_MAX_DEPTH;
-    if (c->is_private) {
-      c->eps_count.num = c->eps.num / RDT_AUTO_COUNT_SHARE;
-      if (c->eps_count.num == 0) c->eps_count.num = 1;
-      if (c->eps_count.num >= c->eps.num) return fail(err, n, "\"epsilon\" is too small to pay for the noisy row count; give \"depth\" or \"rows\"");
-    }
+    c->eps_count.num = c->eps.num / RDT_AUTO_COUNT_SHARE;
+    if (c->eps_count.num == 0) c->eps_count.num = 1;
+    if (c->eps_count.num >= c->eps.num)
+      return fail(err, n, "\"epsilon\" is too small to pay for the noisy row count; give \"depth\" or \"rows\"");
   }
   if (j) {
     if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > ((long long)1 << 50))
@@ -383,6 +414,17 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   c->seeded = j != NULL;
   if (j && !rdt_options_seed_key(j, "seed", c->seed_key))
     return fail(err, n, "\"seed\" must be an integer or a string");
+  /* A chosen seed fixes the noise: the result is then a deterministic
+  ** function of the rows, so it cannot be charged as a private release. */
+  if (c->seeded && c->ledger[0])
+    return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
+                        "knows the seed, so it is not a private release (seeds are for tests)");
+  j = rdt_json_get(root, "label");
+  c->label[0] = 0;
+  if (j && (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_MAX_NAME ||
+            strlen(j->string) != j->string_len))
+    return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
+  memcpy(c->label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
 
   j = rdt_json_get(root, "classes");
   if (c->task == RDT_TASK_REGRESSION) {
@@ -401,9 +443,14 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   s->n_features = (uint32_t)j->n;
   for (size_t i = 0; i < j->n; i++) {
     if (!parse_feature(j->items[i], i, &s->features[i], err, n)) return 0;
+    /* rdt_fit binds result columns by name, and SQL names ignore case. */
     for (size_t k = 0; k < i; k++)
-      if (strcmp(s->features[k].name, s->features[i].name) == 0)
-        return fail(err, n, "duplicate feature name \"%.100s\"", s->features[i].name);
+      if (rdt_name_equal(s->features[k].name, s->features[i].name))
+        return fail(err, n, "duplicate feature name \"%.100s\" (names match without regard to case)",
+                    s->features[i].name);
+    if (rdt_name_equal(s->features[i].name, c->label))
+      return fail(err, n, "feature \"%.100s\" has the label column's name; name the label with \"label\"",
+                  s->features[i].name);
   }
 
   long what;

@@ -22,4 +22,7 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
 ** value is neither. */
 int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char key[RDT_RNG_KEYBYTES]);
 
+/* Names compare as SQL names do: ASCII letters without regard to case. */
+int rdt_name_equal(const char *a, const char *b);
+
 #endif

@@ -23,6 +23,12 @@ unsigned char *rdt_model_sign(const unsigned char *model, size_t size, const uns
                             "exact and must not be published");
     return NULL;
   }
+  if (f.config.seeded) { /* a seeded model's noise is known to whoever knows the seed */
+    rdt_forest_free(&f);
+    snprintf(err, err_size, "refusing to sign a seeded model: whoever knows the seed can remove its noise, so it is "
+                            "not a private release; train it without \"seed\"");
+    return NULL;
+  }
   if (note_len > RDT_MAX_NOTE || (note_len && memchr(note, 0, note_len))) {
     rdt_forest_free(&f);
     snprintf(err, err_size, "the publisher note must be text of at most %d bytes", RDT_MAX_NOTE);

@@ -131,7 +131,9 @@ static void try_decode(const unsigned char *buf, size_t size) {
   unsigned char *out = rdt_model_encode(&f, &out_size);
   CHECK(out != NULL);
   CHECK(out_size == rdt_model_size(&f));
-  if (out_size != size || memcmp(out, buf, size) != 0) {
+  /* An older minor format re-encodes as the current one (a different
+  ** BLOB); the fixed-point check below still applies to it. */
+  if (f.format_minor == RDT_FORMAT_MINOR && (out_size != size || memcmp(out, buf, size) != 0)) {
 #ifdef RDT_FUZZ_STRICT_CANONICAL
     CHECK(!"a non-canonical model BLOB decoded");
 #endif

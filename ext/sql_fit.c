@@ -1,0 +1,308 @@
+/*
+** sql_fit.c - rdt_fit(options, query) and dp_quantile(options, query): the
+** mechanisms that see their options before, and independently of, the rows.
+**
+** Contract:
+**   1. Both arguments are parameters. Mistakes in them (options, a query
+**      that does not prepare, is not one read-only statement, or lacks or
+**      adds a column) are errors raised before any row is read.
+**   2. The ledger named in the options is charged, and the charge committed,
+**      after those checks and before the query's first step: an empty result,
+**      a result of any size and an error while the query runs all cost the
+**      same ε.
+**   3. An empty result is not an error: rdt_fit returns a model of noise
+**      alone, dp_quantile a draw of the mechanism.
+**   4. rdt_fit binds result columns by name: "label" (or options.label) is
+**      the label, and every feature is the column of its name (case
+**      ignored, as SQL does), in any order. dp_quantile reads the query's
+**      only column.
+**   5. Row values follow the data-independent rules of sql/reference.md;
+**      they never cause an error.
+** Residual channel: the query is the caller's. One that fails while it runs
+** (an integer overflow on some row, say) fails after the charge; whether it
+** fails can depend on the rows. The charge stands, and a caller who can run
+** SQL can read the rows anyway (README, "Privacy model").
+**
+** The statement runs on the calling connection, whose mutex this thread
+** holds for the whole call, so its column values are read in place (the
+** protection sqlite3_value_dup would add is that same mutex).
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/median.h"
+#include "core/options.h"
+#include "sql_train.h"
+
+/* Prepares one read-only statement; 0 with a message otherwise. */
+static sqlite3_stmt *prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en) {
+  sqlite3_stmt *stmt = NULL;
+  const char *tail = NULL;
+  if (sqlite3_value_type(arg) != SQLITE_TEXT) {
+    snprintf(err, en, "the second argument must be the query, one SELECT as TEXT");
+    return NULL;
+  }
+  const char *sql = (const char *)sqlite3_value_text(arg);
+  if (!sql) {
+    snprintf(err, en, "out of memory");
+    return NULL;
+  }
+  if (sqlite3_prepare_v2(db, sql, sqlite3_value_bytes(arg), &stmt, &tail) != SQLITE_OK || !stmt) {
+    snprintf(err, en, "the query does not prepare: %s", stmt ? "empty statement" : sqlite3_errmsg(db));
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
+  if (!sqlite3_stmt_readonly(stmt) || (tail && *tail) || sqlite3_column_count(stmt) == 0) {
+    snprintf(err, en, "the query must be one read-only SELECT");
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  return stmt;
+}
+
+/* ---- rdt_fit ---------------------------------------------------------------- */
+
+/* Maps result columns to the label (*label_col) and the features (col[j]). */
+static int bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
+                        char *err, size_t en) {
+  int n = sqlite3_column_count(stmt);
+  *label_col = -1;
+  for (uint32_t j = 0; j < s->n_features; j++) col[j] = -1;
+  for (int i = 0; i < n; i++) {
+    const char *name = sqlite3_column_name(stmt, i);
+    if (!name) {
+      snprintf(err, en, "out of memory");
+      return 0;
+    }
+    int *slot = NULL;
+    if (rdt_name_equal(name, label)) slot = label_col;
+    for (uint32_t j = 0; !slot && j < s->n_features; j++)
+      if (rdt_name_equal(name, s->features[j].name)) slot = &col[j];
+    if (!slot) {
+      snprintf(err, en, "the query returns a column \"%.100s\" that is neither the label (\"%.100s\") nor a feature; "
+               "select exactly the label and the features, by name", name, label);
+      return 0;
+    }
+    if (*slot >= 0) {
+      snprintf(err, en, "the query returns the column \"%.100s\" twice", name);
+      return 0;
+    }
+    *slot = i;
+  }
+  if (*label_col < 0) {
+    snprintf(err, en, "the query returns no label column \"%.100s\" (name it with AS, or set \"label\")", label);
+    return 0;
+  }
+  for (uint32_t j = 0; j < s->n_features; j++)
+    if (col[j] < 0) {
+      snprintf(err, en, "the query returns no column for feature \"%.100s\" (name it with AS)", s->features[j].name);
+      return 0;
+    }
+  return 1;
+}
+
+void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char err[512] = "";
+  sqlite3_stmt *stmt = NULL;
+  sqlite3_value **vals = NULL;
+  int *col = NULL, label_col = -1, ok = 0, rc = SQLITE_DONE;
+  unsigned char *blob = NULL;
+  size_t size = 0;
+  rdt_train_session *s = rdt_train_session_new();
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT || !sqlite3_value_text(argv[0])) {
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT");
+    goto done;
+  }
+  if (!rdt_train_configure(s, db, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
+                           err, sizeof err) ||
+      !(stmt = prepare_query(db, argv[1], err, sizeof err)))
+    goto done;
+  uint32_t nf = rdt_train_schema(s)->n_features;
+  col = malloc(nf * sizeof *col);
+  vals = malloc(nf * sizeof *vals);
+  if (!col || !vals) {
+    snprintf(err, sizeof err, "out of memory");
+    goto done;
+  }
+  if (!bind_columns(stmt, rdt_train_schema(s), rdt_train_label_name(s), &label_col, col, err, sizeof err) ||
+      !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", err, sizeof err) ||
+      !rdt_train_build(s, db, err, sizeof err))
+    goto done;
+  ok = 1;
+  while (ok && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);
+    ok = rdt_train_row(s, sqlite3_column_value(stmt, label_col), vals, err, sizeof err);
+  }
+  if (ok && rc != SQLITE_DONE) {
+    snprintf(err, sizeof err, "the query failed while it ran (the ledger charge stands): %s", sqlite3_errmsg(db));
+    ok = 0;
+  }
+  sqlite3_finalize(stmt); /* before the noise: the statement holds its read */
+  stmt = NULL;
+  if (ok) blob = rdt_train_finish(s, &size, err, sizeof err);
+done:
+  sqlite3_finalize(stmt);
+  free(vals);
+  free(col);
+  rdt_train_session_free(s);
+  if (blob) sqlite3_result_blob64(ctx, blob, size, free);
+  else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else rdt_sql_error(ctx, "rdt_fit", err);
+}
+
+/* ---- dp_quantile ------------------------------------------------------------- */
+
+#define QUANTILE_DEFAULT_CELLS 65536u
+
+typedef struct quantile_options {
+  rdt_eps eps;
+  double lo, hi;
+  uint32_t quantile_a, cells;
+  char ledger[129];
+  int seeded;
+  unsigned char seed_key[RDT_RNG_KEYBYTES];
+} quantile_options;
+
+static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size_t en) {
+  static const char *const keys[] = {"epsilon", "lo", "hi", "quantile", "cells", "ledger", "seed", NULL};
+  o->quantile_a = RDT_QUANTILE_ONE / 2;
+  o->cells = QUANTILE_DEFAULT_CELLS;
+  if (sqlite3_value_type(v) != SQLITE_TEXT || !sqlite3_value_text(v)) {
+    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT");
+    return 0;
+  }
+  char jerr[128];
+  rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), jerr, sizeof jerr);
+  if (!root || root->type != RDT_JSON_OBJECT) {
+    snprintf(err, en, "options must be a JSON object%s%s", root ? "" : ": ", root ? "" : jerr);
+    rdt_json_free(root);
+    return 0;
+  }
+  int ok = 1;
+  for (size_t i = 0; ok && i < root->n; i++) {
+    int known = 0;
+    for (const char *const *k = keys; *k; k++) known |= strcmp(root->items[i]->key, *k) == 0;
+    if (!known) {
+      snprintf(err, en, "unknown option \"%.100s\" (epsilon, lo, hi, quantile, cells, ledger, seed)",
+               root->items[i]->key);
+      ok = 0;
+    }
+  }
+  const rdt_json *j = rdt_json_get(root, "epsilon");
+  if (ok && (!j || j->type != RDT_JSON_NUMBER || !rdt_eps_from_double(j->number, &o->eps))) {
+    snprintf(err, en, "\"epsilon\" is required: a number from %g to %g", RDT_EPS_MIN, RDT_EPS_MAX);
+    ok = 0;
+  }
+  const rdt_json *lo = rdt_json_get(root, "lo"), *hi = rdt_json_get(root, "hi");
+  if (ok && (!lo || !hi || lo->type != RDT_JSON_NUMBER || hi->type != RDT_JSON_NUMBER || !isfinite(lo->number) ||
+             !isfinite(hi->number) || !(lo->number < hi->number) || !isfinite(hi->number - lo->number))) {
+    snprintf(err, en, "\"lo\" and \"hi\" are required: finite numbers with lo < hi (the public bounds of the values)");
+    ok = 0;
+  }
+  if (ok) {
+    o->lo = lo->number;
+    o->hi = hi->number;
+  }
+  if (ok && (j = rdt_json_get(root, "quantile"))) {
+    double q = j->type == RDT_JSON_NUMBER ? j->number : -1, a = nearbyint(q * RDT_QUANTILE_ONE);
+    if (!(q > 0 && q < 1) || a < 1 || a >= RDT_QUANTILE_ONE) {
+      snprintf(err, en, "\"quantile\" must be a number strictly between 0 and 1");
+      ok = 0;
+    } else {
+      o->quantile_a = (uint32_t)a;
+    }
+  }
+  if (ok && (j = rdt_json_get(root, "cells"))) {
+    if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 2 || j->integer > RDT_MEDIAN_MAX_CELLS) {
+      snprintf(err, en, "\"cells\" must be an integer from 2 to %u", RDT_MEDIAN_MAX_CELLS);
+      ok = 0;
+    } else {
+      o->cells = (uint32_t)j->integer;
+    }
+  }
+  if (ok && (j = rdt_json_get(root, "ledger"))) {
+    if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len >= sizeof o->ledger) {
+      snprintf(err, en, "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)");
+      ok = 0;
+    } else {
+      memcpy(o->ledger, j->string, j->string_len + 1);
+    }
+  }
+  if (ok && (j = rdt_json_get(root, "seed"))) {
+    o->seeded = 1;
+    if (!rdt_options_seed_key(j, "median-seed", o->seed_key)) {
+      snprintf(err, en, "\"seed\" must be an integer or a string");
+      ok = 0;
+    } else if (o->ledger[0]) {
+      snprintf(err, en, "\"seed\" cannot be combined with \"ledger\": a seeded draw is a deterministic function of "
+                        "the rows, not a private release (seeds are for tests)");
+      ok = 0;
+    }
+  }
+  rdt_json_free(root);
+  return ok;
+}
+
+void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char err[512] = "";
+  quantile_options o;
+  rdt_median m;
+  memset(&o, 0, sizeof o);
+  memset(&m, 0, sizeof m);
+  sqlite3_stmt *stmt = NULL;
+  int ok = 0, rc = SQLITE_DONE;
+  double out = 0;
+  if (!quantile_parse(argv[0], &o, err, sizeof err) || !(stmt = prepare_query(db, argv[1], err, sizeof err)))
+    goto done;
+  if (sqlite3_column_count(stmt) != 1) {
+    snprintf(err, sizeof err, "the query must return one column (the values), not %d", sqlite3_column_count(stmt));
+    goto done;
+  }
+  if (!rdt_median_init(&m, o.lo, o.hi, o.cells)) {
+    snprintf(err, sizeof err, "out of memory");
+    goto done;
+  }
+  if (o.ledger[0]) {
+    char note[64];
+    snprintf(note, sizeof note, "quantile %g, %u cells", (double)o.quantile_a / RDT_QUANTILE_ONE, o.cells);
+    if (!rdt_ledger_charge(db, sqlite3_user_data(ctx), o.ledger, o.eps, "dp_quantile", note, err, sizeof err))
+      goto done;
+  }
+  /* NULL, BLOB, non-numeric TEXT and NaN are skipped (as SQL aggregates
+  ** skip NULL); numbers are clamped into [lo, hi] (median.h). */
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    double x;
+    if (rdt_sql_number(sqlite3_column_value(stmt, 0), &x)) rdt_median_add(&m, x);
+  }
+  if (rc != SQLITE_DONE) {
+    snprintf(err, sizeof err, "the query failed while it ran (the ledger charge stands): %s", sqlite3_errmsg(db));
+    goto done;
+  }
+  rdt_rng rng;
+  if (o.seeded) rdt_rng_init_seeded(&rng, o.seed_key);
+  else rdt_rng_init_os(&rng);
+  ok = rdt_median_release(&m, &rng, o.eps, o.quantile_a, &out);
+  rdt_rng_clear(&rng);
+  if (!ok) snprintf(err, sizeof err, "the noise could not be set up or memory ran out; nothing was released");
+done:
+  sqlite3_finalize(stmt);
+  if (m.hist) sodium_memzero(m.hist, (size_t)m.cells * sizeof *m.hist); /* exact counts are private */
+  rdt_median_free(&m);
+  sodium_memzero(&o, sizeof o);
+  if (ok) sqlite3_result_double(ctx, out);
+  else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else rdt_sql_error(ctx, "dp_quantile", err);
+}

@@ -1,0 +1,45 @@
+/*
+** sql_train.h - one training session, shared by the rdt_fit function
+** (sql_fit.c) and the rdt_train aggregate (sql_train.c).
+**
+** A session runs in this order, and each step happens before the next:
+**   1. configure: the options are parsed and checked (size limits, budget
+**      shares, option conflicts). Errors are parameter errors: no row exists.
+**   2. charge: the ledger named in the options is charged and the charge
+**      committed (sql_ledger.c).
+**   3. build: RDT#'s public rows are read and the tree structure drawn.
+**   4. row: one private row at a time; never an error for a row's values
+**      (the data-independent rules of sql/reference.md).
+**   5. finish: the noise is added (failing closed: no noise, no model), the
+**      model encoded, and every private intermediate wiped.
+** rdt_train_session_free wipes and frees at any point.
+*/
+#ifndef RDT_SQL_TRAIN_H
+#define RDT_SQL_TRAIN_H
+
+#include "rdt_sql.h"
+
+typedef struct rdt_train_session rdt_train_session;
+
+rdt_train_session *rdt_train_session_new(void);
+void rdt_train_session_free(rdt_train_session *s);
+
+/* Step 1. Returns 0 with a message in err. */
+int rdt_train_configure(rdt_train_session *s, sqlite3 *db, const char *json, size_t len, char *err, size_t en);
+/* After step 1: the schema (feature names, in the order rows pass them), the
+** label column's name ("label" unless the options say otherwise), and the
+** ledger named by the options ("" for none). */
+const rdt_schema *rdt_train_schema(const rdt_train_session *s);
+const char *rdt_train_label_name(const rdt_train_session *s);
+const char *rdt_train_ledger(const rdt_train_session *s);
+/* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
+int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
+/* Step 3. */
+int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
+/* Step 4: features[j] is the value of schema feature j. Returns 0 only when
+** memory runs out (err says so). */
+int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
+/* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
+unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+
+#endif
