@@ -22,12 +22,12 @@ sqlite3 "$work/curator.db" <<SQL
 .bail on
 CREATE TABLE notes(variance REAL, skewness REAL, curtosis REAL, entropy REAL, label INTEGER);
 .import --csv --skip 1 tests/data/banknote.csv notes
-CREATE TABLE models AS SELECT rdt_train('{"epsilon": 1, "classes": [0, 1], "features": [
+CREATE TABLE models AS SELECT rdt_fit('{"epsilon": 1, "classes": [0, 1], "features": [
     {"name": "variance", "type": "numeric", "min": -8, "max": 8},
     {"name": "skewness", "type": "numeric", "min": -14, "max": 14},
     {"name": "curtosis", "type": "numeric", "min": -6, "max": 18},
     {"name": "entropy", "type": "numeric", "min": -9, "max": 3}]}',
-  label, variance, skewness, curtosis, entropy) AS model FROM notes;
+  'SELECT label, variance, skewness, curtosis, entropy FROM notes') AS model;
 SELECT 'epsilon ' || json_extract(rdt_info(model), '\$.epsilon') || ', release: ' ||
        json_extract(rdt_info(model), '\$.release') FROM models;
 .parameter init

@@ -33,17 +33,20 @@ CREATE VIEW test  AS SELECT rowid AS note, * FROM notes WHERE rowid % 10 =  0;
 CREATE TABLE models(name TEXT PRIMARY KEY, model BLOB NOT NULL,
                     created TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
 
+--    rdt_fit takes the options first and the query as text: it checks both, charges the ledger
+--    if the options name one ("ledger": "budget", an rdt_ledger table kept in a file beside a
+--    database file), and only then runs the query. The query's columns are bound by name:
+--    "label" and one column per feature. An empty result would still give a model (noise only).
 INSERT INTO models(name, model)
 SELECT 'banknote-eps1',
-       rdt_train('{"epsilon": 1, "trees": 10, "depth": 8, "vote": "threshold",
-                   "classes": [0, 1],
-                   "features": [
-                     {"name": "variance", "type": "numeric", "min": -8,  "max": 8},
-                     {"name": "skewness", "type": "numeric", "min": -14, "max": 14},
-                     {"name": "curtosis", "type": "numeric", "min": -6,  "max": 18},
-                     {"name": "entropy",  "type": "numeric", "min": -9,  "max": 3}]}',
-                 label, variance, skewness, curtosis, entropy)
-FROM train;
+       rdt_fit('{"epsilon": 1, "trees": 10, "depth": 8, "vote": "threshold",
+                 "classes": [0, 1],
+                 "features": [
+                   {"name": "variance", "type": "numeric", "min": -8,  "max": 8},
+                   {"name": "skewness", "type": "numeric", "min": -14, "max": 14},
+                   {"name": "curtosis", "type": "numeric", "min": -6,  "max": 18},
+                   {"name": "entropy",  "type": "numeric", "min": -9,  "max": 3}]}',
+               'SELECT label, variance, skewness, curtosis, entropy FROM train');
 
 -- 5. What was released: rdt_info describes the model, including the epsilon actually spent
 --    and whether it is fit for release ("release": "ok").
