@@ -1,0 +1,102 @@
+/*
+** learner.h - the interface every data-adaptive learner implements, and
+** the registry that finds one by name or id (learners/registry.c). No SQLite.
+**
+** Contract of a learner (each learner file states its own privacy facts):
+**   1. start() sees the options, the public schema and the common facts
+**      (ε, task, bounds, seed) before any row, and fails only on parameter
+**      mistakes; it says how ε is divided (describe).
+**   2. row() takes one cleaned row (schema order: numeric values clamped
+**      into their bounds, categorical codes 0 .. n_values, n_values being
+**      `other`) with its class index or clamped target; it never fails.
+**   3. merge() adds a partial state built with the same options, before
+**      noise: training state is additive.
+**   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
+**      the exact state, and returns 0 without releasing anything if the
+**      noise cannot be set up. After it, only released values remain.
+**   5. encode()/decode() write and read the released state only; decode
+**      validates everything (the bytes may be hostile) and never crashes.
+**   6. predict() and describe() are post-processing of the release.
+**   7. free() wipes before it frees.
+** Neighbouring relation for every learner: add or remove one row.
+*/
+#ifndef RDT_LEARNER_H
+#define RDT_LEARNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "noise.h"
+#include "rng.h"
+#include "schema.h"
+
+#define RDT_LEARN_CLASSIFICATION 1u
+#define RDT_LEARN_REGRESSION 2u
+
+/* Facts every learner gets, parsed by the caller (options.c). */
+typedef struct rdt_learn_common {
+  int is_private;   /* 0: "epsilon": null, no noise (never published) */
+  rdt_eps eps;      /* total budget of this learner */
+  int regression;   /* task */
+  double target_min, target_max; /* regression: public bounds of the target */
+  int seeded;
+  unsigned char seed_key[RDT_RNG_KEYBYTES];
+} rdt_learn_common;
+
+/* A growing byte buffer (encode, describe). oom is set, and further writes
+** ignored, once an allocation fails. */
+typedef struct rdt_bytes {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} rdt_bytes;
+void rdt_bytes_put(rdt_bytes *b, const void *p, size_t n);
+void rdt_bytes_u32(rdt_bytes *b, uint32_t v);
+void rdt_bytes_u64(rdt_bytes *b, uint64_t v);
+void rdt_bytes_f64(rdt_bytes *b, double v);
+void rdt_bytes_text(rdt_bytes *b, const char *s); /* raw text, no length, no NUL */
+void rdt_bytes_free(rdt_bytes *b);
+
+/* Reading a payload: never past n; `bad` once anything is out of bounds. */
+typedef struct rdt_reader {
+  const unsigned char *p;
+  size_t n, pos;
+  int bad;
+} rdt_reader;
+uint32_t rdt_read_u32(rdt_reader *r);
+uint64_t rdt_read_u64(rdt_reader *r);
+double rdt_read_f64(rdt_reader *r);
+
+typedef struct rdt_learner {
+  const char *name;             /* the "algorithm" option's value */
+  uint32_t id;                  /* stored in the model (LRNR section) */
+  uint32_t tasks;               /* RDT_LEARN_* bits */
+  const char *const *options;   /* the option keys it reads, NULL-terminated */
+  /* Contract 1. Returns a state, or NULL with err (empty err: out of memory). */
+  void *(*start)(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en);
+  void (*row)(void *st, const double *x, uint32_t cls, double target); /* Contract 2 */
+  int (*merge)(void *into, const void *from);                           /* Contract 3 */
+  int (*finish)(void *st, rdt_rng *noise);                             /* Contract 4 */
+  void (*encode)(const void *st, rdt_bytes *out);                      /* Contract 5 */
+  void *(*decode)(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c);
+  /* Classification: out[k] = probability of class k (sums to 1);
+  ** regression: out[0] = the prediction, inside the target bounds. */
+  void (*predict)(const void *st, const double *x, double *out);
+  /* JSON members for rdt_info, each followed by a comma, e.g.
+  ** "\"mechanism\":\"...\",\"epsilon_tables\":0.9,". */
+  void (*describe)(const void *st, rdt_bytes *json);
+  void (*free)(void *st);                                              /* Contract 7 */
+} rdt_learner;
+
+/* The registry (learners/registry.c): NULL when unknown. */
+const rdt_learner *rdt_learner_find(const char *name);
+const rdt_learner *rdt_learner_by_id(uint32_t id);
+
+/* Shared binning: the public bin of a cleaned value. Numeric features use
+** `bins` equal-width bins of [min, max]; categorical ones their code (their
+** n_values + 1 bins, `other` last). */
+uint32_t rdt_learn_bins(const rdt_feature *ft, uint32_t bins);
+uint32_t rdt_learn_bin(const rdt_feature *ft, uint32_t bins, double x);
+
+#endif
