@@ -14,6 +14,7 @@ SQLITE_EXTENSION_INIT3
 #endif
 
 #include "core/forest.h"
+#include "core/model.h"
 #include "core/rng.h"
 
 #ifndef RDT_VERSION_STRING
@@ -27,7 +28,9 @@ typedef struct rdt_model_handle {
   int refs;
   size_t size;
   unsigned char *bytes;   /* the BLOB itself: a cache hit must be the same model */
-  rdt_forest forest;
+  rdt_forest forest;       /* a forest model ... */
+  int is_learned;          /* ... or a learner model (core/model.h) */
+  rdt_learned learned;
 } rdt_model_handle;
 
 struct rdt_ledger;

@@ -157,6 +157,13 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
   if (!h) return;
+  if (h->is_learned) { /* the JSON export covers forests; a learner model travels as its BLOB */
+    char *m = sqlite3_mprintf("rdt_export: JSON export of \"%s\" models is not supported yet; copy the BLOB "
+                              "(rdt_predict reads it anywhere the extension is loaded)", h->learned.learner->name);
+    sqlite3_result_error(ctx, m, -1);
+    sqlite3_free(m);
+    return;
+  }
   const rdt_forest *f = &h->forest;
   const rdt_config *c = &f->config;
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;

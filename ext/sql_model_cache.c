@@ -18,6 +18,13 @@ void rdt_model_release(void *p) {
   if (!h || --h->refs > 0) return;
   /* A non-private model holds exact counts: wipe every decoded model like
   ** training state, whatever it holds (the same rule for all, no branch). */
+  if (h->is_learned) { /* the learner wipes its own state */
+    rdt_learned_free(&h->learned);
+    if (h->bytes) sodium_memzero(h->bytes, h->size);
+    free(h->bytes);
+    free(h);
+    return;
+  }
   rdt_forest *f = &h->forest;
   if (f->counts) sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
   size_t per_leaf = f->config.task == RDT_TASK_REGRESSION ? 1 : f->schema.n_classes; /* rdt_forest_prepare */
@@ -36,7 +43,7 @@ void rdt_model_release(void *p) {
 ** (and rejected) on its own. It costs one pass over the BLOB, which SQLite
 ** has already spent copying a non-constant argument. */
 static int same_model(const rdt_model_handle *h, const unsigned char *blob, size_t n) {
-  return h->size == n && memcmp(h->forest.model_id, blob + RDT_MODEL_ID_OFFSET, 16) == 0 &&
+  return h->size == n && memcmp(h->bytes + RDT_MODEL_ID_OFFSET, blob + RDT_MODEL_ID_OFFSET, 16) == 0 &&
          memcmp(h->bytes + n - RDT_CHECKSUM_BYTES, blob + n - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0 &&
          memcmp(h->bytes, blob, n) == 0;
 }
@@ -71,7 +78,10 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
       sqlite3_result_error_nomem(ctx);
       return NULL;
     }
-    if (!rdt_model_decode(blob ? blob : (const unsigned char *)"", blob ? n : 0, &h->forest, err, sizeof err)) {
+    const unsigned char *b = blob ? blob : (const unsigned char *)"";
+    h->is_learned = rdt_model_is_learned(b, blob ? n : 0);
+    if (h->is_learned ? !rdt_learned_decode(b, blob ? n : 0, &h->learned, err, sizeof err)
+                      : !rdt_model_decode(b, blob ? n : 0, &h->forest, err, sizeof err)) {
       free(h);
       rdt_sql_error(ctx, fn, err);
       return NULL;

@@ -19,8 +19,8 @@
 
 /* Model + features of a predict call; sets an error and returns NULL on a
 ** parameter mistake. *xs is `stack` or a malloc'd buffer (free_scratch). */
-static const rdt_forest *predict_args(sqlite3_context *ctx, int argc, sqlite3_value **argv, const char *fn,
-                                      double *stack, double **xs) {
+static const rdt_model_handle *predict_args(sqlite3_context *ctx, int argc, sqlite3_value **argv, const char *fn,
+                                            double *stack, double **xs) {
   if (argc < 1) {
     char *m = sqlite3_mprintf("%s: expected %s(model, x1, ..., xk)", fn, fn);
     sqlite3_result_error(ctx, m, -1);
@@ -29,22 +29,27 @@ static const rdt_forest *predict_args(sqlite3_context *ctx, int argc, sqlite3_va
   }
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, fn);
   if (!h) return NULL;
-  const rdt_forest *f = &h->forest;
-  if ((uint32_t)(argc - 1) != f->schema.n_features) {
+  const rdt_schema *schema = h->is_learned ? &h->learned.schema : &h->forest.schema;
+  if ((uint32_t)(argc - 1) != schema->n_features) {
     char *m = sqlite3_mprintf("%s: the model has %u features but %d feature arguments were given", fn,
-                              f->schema.n_features, argc - 1);
+                              schema->n_features, argc - 1);
     sqlite3_result_error(ctx, m, -1);
     sqlite3_free(m);
     return NULL;
   }
-  size_t need = f->schema.n_features + 2 * (size_t)f->schema.n_classes;
+  size_t need = schema->n_features + 2 * (size_t)schema->n_classes + 1;
   *xs = need <= STACK_DOUBLES ? stack : malloc(need * sizeof **xs);
   if (!*xs) {
     sqlite3_result_error_nomem(ctx);
     return NULL;
   }
-  rdt_sql_features(&f->schema, argv + 1, *xs);
-  return f;
+  rdt_sql_features(schema, argv + 1, *xs);
+  return h;
+}
+
+/* A learner model's prediction into out (classes, or one value). */
+static void learned_predict(const rdt_learned *m, const double *xs, double *out) {
+  m->learner->predict(m->state, xs, out);
 }
 
 static void free_scratch(double *xs, double *stack) {
@@ -53,8 +58,24 @@ static void free_scratch(double *xs, double *stack) {
 
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   double stack[STACK_DOUBLES], *xs;
-  const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict", stack, &xs);
-  if (!f) return;
+  const rdt_model_handle *h = predict_args(ctx, argc, argv, "rdt_predict", stack, &xs);
+  if (!h) return;
+  if (h->is_learned) {
+    const rdt_learned *m = &h->learned;
+    double *out = xs + m->schema.n_features;
+    learned_predict(m, xs, out);
+    if (m->common.regression) {
+      sqlite3_result_double(ctx, out[0]);
+    } else {
+      uint32_t best = 0; /* ties: the first class listed */
+      for (uint32_t c = 1; c < m->schema.n_classes; c++)
+        if (out[c] > out[best]) best = c;
+      rdt_sql_result_class(ctx, &m->schema.classes[best]);
+    }
+    free_scratch(xs, stack);
+    return;
+  }
+  const rdt_forest *f = &h->forest;
   if (f->config.task == RDT_TASK_REGRESSION) {
     sqlite3_result_double(ctx, rdt_forest_regress(f, xs));
     free_scratch(xs, stack);
@@ -68,21 +89,23 @@ void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   double stack[STACK_DOUBLES], *xs;
-  const rdt_forest *f = predict_args(ctx, argc, argv, "rdt_predict_proba", stack, &xs);
-  if (!f) return;
-  if (f->config.task == RDT_TASK_REGRESSION) {
+  const rdt_model_handle *h = predict_args(ctx, argc, argv, "rdt_predict_proba", stack, &xs);
+  if (!h) return;
+  const rdt_schema *schema = h->is_learned ? &h->learned.schema : &h->forest.schema;
+  if (h->is_learned ? h->learned.common.regression : h->forest.config.task == RDT_TASK_REGRESSION) {
     free_scratch(xs, stack);
     sqlite3_result_error(ctx, "rdt_predict_proba: a regression model has no class probabilities; use rdt_predict",
                          -1);
     return;
   }
-  double *proba = xs + f->schema.n_features;
-  rdt_forest_proba(f, xs, proba);
+  double *proba = xs + schema->n_features;
+  if (h->is_learned) learned_predict(&h->learned, xs, proba);
+  else rdt_forest_proba(&h->forest, xs, proba);
   sqlite3_str *out = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   sqlite3_str_appendchar(out, 1, '{');
-  for (uint32_t c = 0; c < f->schema.n_classes; c++) {
+  for (uint32_t c = 0; c < schema->n_classes; c++) {
     if (c) sqlite3_str_appendchar(out, 1, ',');
-    rdt_sql_json_string(out, f->schema.classes[c].text, f->schema.classes[c].text_len);
+    rdt_sql_json_string(out, schema->classes[c].text, schema->classes[c].text_len);
     sqlite3_str_appendf(out, ":%!.17g", proba[c]);
   }
   sqlite3_str_appendchar(out, 1, '}');
@@ -105,10 +128,70 @@ static const char *vote_name(rdt_vote v) {
   }
 }
 
+/* rdt_info of a learner model: the common facts, then the learner's own. */
+static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
+  const rdt_learned *m = &h->learned;
+  const rdt_learn_common *c = &m->common;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
+                      RDT_FORMAT_MAJOR, m->format_minor, RDT_VERSION_STRING);
+  sqlite3_str_appendall(o, "\"model_id\":\"");
+  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", m->model_id[i]);
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", m->learner->name,
+                      c->regression ? "regression" : "classification");
+  if (c->is_private)
+    sqlite3_str_appendf(o, "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\",",
+                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+  else
+    sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,");
+  sqlite3_str_appendall(o, "\"neighbouring\":\"add/remove one row\",");
+  rdt_bytes d = {0};
+  m->learner->describe(m->state, &d);
+  if (d.oom) {
+    rdt_bytes_free(&d);
+    sqlite3_free(sqlite3_str_finish(o));
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_str_append(o, (const char *)d.p, (int)d.n);
+  rdt_bytes_free(&d);
+  if (c->regression)
+    sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
+  sqlite3_str_appendall(o, "\"classes\":");
+  rdt_sql_json_classes(o, &m->schema);
+  sqlite3_str_appendall(o, ",\"features\":");
+  rdt_sql_json_features(o, &m->schema);
+  sqlite3_str_appendf(o, ",\"structure_from_rows\":false,\"seeded\":%s,\"signed\":false,\"release\":",
+                      c->seeded ? "true" : "false");
+  if (!c->is_private)
+    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "
+                             "model\"");
+  else if (c->seeded)
+    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
+                             "the noise; for tests and reproducibility only\"");
+  else if (rdt_eps_to_double(c->eps) > RDT_WEAK_EPSILON)
+    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
+                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
+  else
+    sqlite3_str_appendall(o, "\"ok\"");
+  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)h->size);
+  int n = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, s, n, sqlite3_free);
+}
+
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_info");
   if (!h) return;
+  if (h->is_learned) {
+    learned_info(ctx, h);
+    return;
+  }
   const rdt_forest *f = &h->forest;
   const rdt_config *c = &f->config;
   sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));

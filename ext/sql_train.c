@@ -59,6 +59,14 @@ struct rdt_train_session {
   double *rows_x, *rows_y;
   uint32_t *rows_c;
   uint64_t n_rows, cap_rows;
+  /* A registered learner (learner.h) instead of a forest: */
+  const rdt_learner *learner;
+  rdt_json *lopts;           /* its options, for start() */
+  rdt_learn_common lcommon;
+  void *lstate;              /* NULL until build */
+  double *lx;                /* one cleaned row */
+  char lledger[129];
+  char llabel[RDT_MAX_NAME + 1];
 };
 
 typedef struct rdt_train_session train_state;
@@ -66,8 +74,8 @@ typedef struct rdt_train_session train_state;
 rdt_train_session *rdt_train_session_new(void) { return calloc(1, sizeof(rdt_train_session)); }
 
 const rdt_schema *rdt_train_schema(const rdt_train_session *s) { return s->built ? &s->forest.schema : &s->schema; }
-const char *rdt_train_label_name(const rdt_train_session *s) { return s->config.label; }
-const char *rdt_train_ledger(const rdt_train_session *s) { return s->config.ledger; }
+const char *rdt_train_label_name(const rdt_train_session *s) { return s->learner ? s->llabel : s->config.label; }
+const char *rdt_train_ledger(const rdt_train_session *s) { return s->learner ? s->lledger : s->config.ledger; }
 
 /* Whether public_query reads only the listed tables: every b-tree its
 ** compiled program opens (OpenRead, on a table or an index) must belong to
@@ -246,6 +254,17 @@ static const char *algorithm_note(const rdt_config *c) {
 int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
   rdt_schema *schema = &st->schema;
   rdt_config *config = &st->config;
+  if (rdt_options_learner(json, len, &st->learner)) { /* a registered learner: its own options */
+    if (!rdt_options_parse_learner(json, len, st->learner, &st->lopts, schema, &st->lcommon, st->lledger,
+                                   sizeof st->lledger, st->llabel, err, en))
+      return 0;
+    st->configured = 1;
+    if (st->lledger[0] && !st->lcommon.is_private) {
+      snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
+      return 0;
+    }
+    return 1;
+  }
   if (!rdt_options_parse(json, len, schema, config, err, en)) return 0;
   st->configured = 1;
   /* Size check before any allocation proportional to the model (a matrix
@@ -279,6 +298,8 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
 
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
   const rdt_config *config = &st->config;
+  if (st->learner)
+    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, st->lcommon.eps, fn, st->learner->name, err, en);
   if (!config->ledger[0]) return 1;
   /* The note states what is known before the rows: an automatic depth is
   ** the largest the trees may keep. */
@@ -298,6 +319,16 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   rdt_config *config = &st->config;
+  if (st->learner) {
+    err[0] = 0;
+    st->lstate = st->learner->start(st->lopts, &st->schema, &st->lcommon, err, en);
+    st->lx = malloc((st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
+    if (!st->lstate || !st->lx) {
+      if (!err[0] || st->lstate) snprintf(err, en, "out of memory while starting \"%s\"", st->learner->name);
+      return 0;
+    }
+    return 1;
+  }
   int multiway = config->algorithm == RDT_ALGO_MATRIX || config->algorithm == RDT_ALGO_SHARP;
   if (config->algorithm == RDT_ALGO_SHARP) {
     /* The public rows, before any private row is used. */
@@ -383,7 +414,28 @@ static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_val
   return 1;
 }
 
+/* A learner's row: the same rules as a forest's. A class outside "classes"
+** or a NULL label drops the row; a target that is not a number drops it,
+** one outside the bounds is clamped. */
+static void learner_row(train_state *st, sqlite3_value *label, sqlite3_value **features) {
+  double target = 0;
+  long cls = 0;
+  if (st->lcommon.regression) {
+    if (!rdt_sql_number(label, &target)) return;
+    target = target < st->lcommon.target_min ? st->lcommon.target_min
+             : target > st->lcommon.target_max ? st->lcommon.target_max : target;
+  } else if ((cls = rdt_sql_class(&st->schema, label)) < 0) {
+    return;
+  }
+  rdt_sql_features(&st->schema, features, st->lx);
+  st->learner->row(st->lstate, st->lx, (uint32_t)cls, target);
+}
+
 int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **features, char *err, size_t en) {
+  if (st->learner) {
+    learner_row(st, label, features);
+    return 1;
+  }
   if (st->forest.config.algorithm == RDT_ALGO_DIPRIME) return diprime_buffer_row(st, label, features, err, en);
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, label);
@@ -396,6 +448,16 @@ int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **f
 
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
+  if (st->learner) { /* the learner wipes its own state */
+    if (st->lstate) st->learner->free(st->lstate);
+    if (st->lx) sodium_memzero(st->lx, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
+    free(st->lx);
+    rdt_json_free(st->lopts);
+    if (st->configured) rdt_schema_free(&st->schema);
+    sodium_memzero(&st->lcommon, sizeof st->lcommon); /* holds the seed key */
+    free(st);
+    return;
+  }
   rdt_train_worker_free(st->worker); /* joins the thread before the forest goes */
   st->worker = NULL;
   uint32_t nf = rdt_train_schema(st)->n_features;
@@ -427,7 +489,30 @@ void rdt_train_session_free(rdt_train_session *st) {
   free(st);
 }
 
+static unsigned char *learner_finish(train_state *st, size_t *size, char *err, size_t en) {
+  rdt_rng noise;
+  rdt_rng_init_for(&noise, st->lcommon.seeded ? st->lcommon.seed_key : NULL, "noise", 0);
+  rdt_learned m;
+  memset(&m, 0, sizeof m);
+  m.learner = st->learner;
+  m.state = st->lstate;
+  m.schema = st->schema; /* borrowed: the session frees it */
+  m.common = st->lcommon;
+  int released = st->learner->finish(st->lstate, &noise);
+  rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
+  rdt_rng_clear(&noise);
+  unsigned char *blob = released ? rdt_learned_encode(&m, size) : NULL;
+  sodium_memzero(&m.common, sizeof m.common);
+  if (!released)
+    snprintf(err, en, "the noise could not be set up or memory ran out while releasing the model; nothing was "
+                      "released");
+  else if (!blob)
+    snprintf(err, en, "out of memory while encoding the model");
+  return blob;
+}
+
 unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  if (st->learner) return learner_finish(st, size, err, en);
   rdt_forest *f = &st->forest;
   if (st->pending) count_buffered(st);
   rdt_train_worker_free(st->worker); /* waits until every row is counted */

@@ -24,6 +24,7 @@
 #define TAG_SHARP TAG('S', 'H', 'R', 'P')
 #define TAG_CENTRES TAG('C', 'N', 'T', 'R')
 #define TAG_KEPT TAG('K', 'E', 'P', 'T')
+#define TAG_LEARNER TAG('L', 'R', 'N', 'R')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -33,6 +34,7 @@
 #define MECH_MATRIX 3
 #define MECH_SHARP 4
 #define MECH_NONE 0
+#define MECH_LEARNER 5 /* the learner states its mechanism (learner.h) */
 #define RELATION_ADD_REMOVE_ONE 1
 #define LAYOUT_COMPLETE_BINARY 1
 #define LAYOUT_MULTIWAY 2
@@ -122,6 +124,27 @@ static void write_matrix(writer *w, const rdt_forest *f) {
   }
 }
 
+static void write_schema(writer *w, const rdt_schema *s) {
+  size_t at;
+  section_begin(w, TAG_SCHEMA, &at);
+  put_u32(w, s->n_features);
+  for (uint32_t i = 0; i < s->n_features; i++) {
+    const rdt_feature *ft = &s->features[i];
+    put_str(w, ft->name, strlen(ft->name));
+    put_u8(w, (uint8_t)ft->type);
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      put_f64(w, ft->min);
+      put_f64(w, ft->max);
+    } else {
+      put_u32(w, ft->n_values);
+      for (uint32_t k = 0; k < ft->n_values; k++) put_value(w, &ft->values[k]);
+    }
+  }
+  put_u32(w, s->n_classes);
+  for (uint32_t k = 0; k < s->n_classes; k++) put_value(w, &s->classes[k]);
+  section_end(w, at);
+}
+
 static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_config *c = &f->config;
   const rdt_schema *s = &f->schema;
@@ -155,23 +178,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   }
   section_end(w, at);
 
-  section_begin(w, TAG_SCHEMA, &at);
-  put_u32(w, s->n_features);
-  for (uint32_t i = 0; i < s->n_features; i++) {
-    const rdt_feature *ft = &s->features[i];
-    put_str(w, ft->name, strlen(ft->name));
-    put_u8(w, (uint8_t)ft->type);
-    if (ft->type == RDT_FEATURE_NUMERIC) {
-      put_f64(w, ft->min);
-      put_f64(w, ft->max);
-    } else {
-      put_u32(w, ft->n_values);
-      for (uint32_t k = 0; k < ft->n_values; k++) put_value(w, &ft->values[k]);
-    }
-  }
-  put_u32(w, s->n_classes);
-  for (uint32_t k = 0; k < s->n_classes; k++) put_value(w, &s->classes[k]);
-  section_end(w, at);
+  write_schema(w, s);
 
   section_begin(w, TAG_FOREST, &at);
   put_u32(w, c->algorithm);
@@ -616,6 +623,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   r.pos += 16;
   uint32_t flags = get_u32(&r);
   uint64_t total = get_u64(&r);
+  if (flags & RDT_MODEL_FLAG_LEARNER)
+    return fail(err, en, "this model is not a forest (\"algorithm\" %s): it has no trees, nodes or batch answers",
+                rdt_model_learner_name(buf, size));
   if (total > size) return fail(err, en, "model is truncated (%zu of %llu bytes)", size, (unsigned long long)total);
   if (total < size)
     return fail(err, en, "invalid model: %zu bytes where its header says %llu (corrupted or edited)", size,
@@ -840,6 +850,160 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   if (!rdt_forest_index(f) || !rdt_forest_prepare(f)) {
     rdt_forest_free(f);
     return fail(err, en, "out of memory");
+  }
+  return 1;
+}
+
+/* ---- learner models (learner.h) ------------------------------------------
+** Header as above with flag RDT_MODEL_FLAG_LEARNER; three sections: PRIV
+** (mechanism MECH_LEARNER, sensitivity 0: the learner states its own),
+** SCHM, and LRNR: u32 learner id, u32 task (1 classification, 2
+** regression), f64 target_min, f64 target_max, then the learner's payload
+** (its encode()), to the end of the section. */
+
+static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payload, uint64_t total) {
+  const rdt_learn_common *c = &m->common;
+  size_t at;
+  put_bytes(w, RDT_MODEL_MAGIC, 8);
+  put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
+  put_bytes(w, m->model_id, 16);
+  put_u32(w, RDT_MODEL_FLAG_LEARNER | (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) |
+                 (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE));
+  put_u64(w, total);
+  put_u32(w, 3);
+  put_u32(w, 0);
+  section_begin(w, TAG_PRIVACY, &at);
+  put_u32(w, c->is_private ? MECH_LEARNER : MECH_NONE);
+  put_u32(w, RELATION_ADD_REMOVE_ONE);
+  put_u64(w, c->is_private ? c->eps.num : 0);
+  put_u32(w, RDT_EPS_DEN_LOG2);
+  put_u32(w, 0);
+  section_end(w, at);
+  write_schema(w, &m->schema);
+  section_begin(w, TAG_LEARNER, &at);
+  put_u32(w, m->learner->id);
+  put_u32(w, c->regression ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION);
+  put_f64(w, c->target_min);
+  put_f64(w, c->target_max);
+  put_bytes(w, payload->p, payload->n);
+  section_end(w, at);
+}
+
+unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size) {
+  rdt_bytes payload = {0};
+  m->learner->encode(m->state, &payload);
+  if (payload.oom) {
+    rdt_bytes_free(&payload);
+    return NULL;
+  }
+  writer count = {NULL, 0};
+  write_learned(&count, m, &payload, 0);
+  uint64_t total = (uint64_t)count.n + RDT_CHECKSUM_BYTES;
+  unsigned char *buf = total <= SIZE_MAX ? malloc((size_t)total) : NULL;
+  if (buf) {
+    writer w = {buf, 0};
+    write_learned(&w, m, &payload, total);
+    crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
+    *size = (size_t)total;
+  }
+  rdt_bytes_free(&payload);
+  return buf;
+}
+
+const char *rdt_model_learner_name(const unsigned char *buf, size_t size) {
+  /* The LRNR section is the third; a hostile header only picks "unknown". */
+  rdt_learned m;
+  char err[8];
+  if (!rdt_learned_decode(buf, size, &m, err, sizeof err)) return "unknown";
+  const char *name = m.learner->name;
+  rdt_learned_free(&m);
+  return name;
+}
+
+int rdt_model_is_learned(const unsigned char *buf, size_t size) {
+  if (size < RDT_HEADER_BYTES || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return 0;
+  uint32_t flags = 0;
+  for (int i = 0; i < 4; i++) flags |= (uint32_t)buf[28 + i] << (8 * i);
+  return (flags & RDT_MODEL_FLAG_LEARNER) != 0;
+}
+
+void rdt_learned_free(rdt_learned *m) {
+  if (m->learner && m->state) m->learner->free(m->state);
+  rdt_schema_free(&m->schema);
+  memset(m, 0, sizeof *m);
+}
+
+int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, char *err, size_t en) {
+  memset(m, 0, sizeof *m);
+  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
+  if (size < RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) return fail(err, en, "model is truncated");
+  reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
+  uint32_t version = get_u32(&r);
+  if (version >> 16 != RDT_FORMAT_MAJOR || (version & 0xFFFF) < 1)
+    return fail(err, en, "unsupported model format version %u.%u for a learner model", version >> 16, version & 0xFFFF);
+  m->format_minor = version & 0xFFFF;
+  memcpy(m->model_id, buf + r.pos, 16);
+  r.pos += 16;
+  uint32_t flags = get_u32(&r);
+  uint64_t total = get_u64(&r);
+  if (total != size) return fail(err, en, "model is truncated or has trailing bytes (corrupted or edited)");
+  unsigned char sum[RDT_CHECKSUM_BYTES];
+  crypto_generichash(sum, sizeof sum, buf, size - RDT_CHECKSUM_BYTES, NULL, 0);
+  if (sodium_memcmp(sum, buf + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) != 0)
+    return fail(err, en, "model checksum mismatch (corrupted or edited)");
+  uint32_t n_sections = get_u32(&r);
+  uint32_t reserved = get_u32(&r);
+  const char *why = "malformed section";
+  rdt_learn_common *c = &m->common;
+  /* One encoding per model: re-encoding a decoded model gives its bytes back. */
+  if (reserved != 0) return fail(err, en, "invalid model: reserved header field is not 0");
+  int seen = 0, bad = n_sections != 3 || (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED |
+                                                     RDT_MODEL_FLAG_NONPRIVATE)) != 0;
+  for (uint32_t i = 0; i < n_sections && !bad && !r.bad; i++) {
+    uint32_t tag = get_u32(&r), sflags = get_u32(&r);
+    uint64_t len = get_u64(&r);
+    if (r.bad || len > r.n - r.pos) { why = "section length out of bounds"; bad = 1; break; }
+    if (sflags != SECTION_REQUIRED) { why = "section flags"; bad = 1; break; }
+    reader s = {buf, r.pos + (size_t)len, r.pos, 0};
+    r.pos += (size_t)len;
+    if (i == 0 && tag == TAG_PRIVACY) {
+      uint32_t mech = get_u32(&s), relation = get_u32(&s);
+      c->eps.num = get_u64(&s);
+      uint32_t den = get_u32(&s), sens = get_u32(&s);
+      c->is_private = mech == MECH_LEARNER;
+      if (relation != RELATION_ADD_REMOVE_ONE || den != RDT_EPS_DEN_LOG2 || sens != 0 ||
+          (mech != MECH_LEARNER && mech != MECH_NONE) || (c->is_private ? c->eps.num == 0 : c->eps.num != 0) ||
+          ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == c->is_private) { why = "unknown privacy facts"; bad = 1; }
+    } else if (i == 1 && tag == TAG_SCHEMA) {
+      if (!read_schema(&s, &m->schema)) { why = "malformed schema"; bad = 1; }
+    } else if (i == 2 && tag == TAG_LEARNER) {
+      m->learner = rdt_learner_by_id(get_u32(&s));
+      uint32_t task = get_u32(&s);
+      c->target_min = get_f64(&s);
+      c->target_max = get_f64(&s);
+      c->regression = task == RDT_TASK_REGRESSION;
+      c->seeded = (flags & RDT_MODEL_FLAG_SEEDED) != 0;
+      if (s.bad || !m->learner || (task != RDT_TASK_REGRESSION && task != RDT_TASK_CLASSIFICATION) ||
+          !(m->learner->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION)) ||
+          (m->schema.n_classes == 0) != c->regression ||
+          (c->regression && !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max &&
+                              isfinite(c->target_max - c->target_min)))) {
+        why = "unknown learner or task";
+        bad = 1;
+      } else {
+        rdt_reader lr = {buf, s.n, s.pos, 0};
+        m->state = m->learner->decode(&lr, &m->schema, c);
+        if (!m->state || lr.bad || lr.pos != lr.n) { why = "malformed learner state"; bad = 1; }
+      }
+      seen = 1;
+    } else {
+      bad = 1;
+    }
+    if (s.bad) bad = 1;
+  }
+  if (bad || r.bad || !seen || r.pos != r.n) {
+    rdt_learned_free(m);
+    return fail(err, en, "invalid model: %s", why);
   }
   return 1;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "forest.h"
+#include "learner.h"
 
 #define RDT_FORMAT_MAJOR 1
 #define RDT_FORMAT_MINOR 1
@@ -27,6 +28,8 @@
 #define RDT_MODEL_FLAG_SIGNED 4u
 /* 1.1: the structure depends on the private rows (rdt_config_structure_from_rows). */
 #define RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS 8u
+/* 1.1: a model of a registered learner (learner.h), not a forest. */
+#define RDT_MODEL_FLAG_LEARNER 16u
 #define RDT_MAX_NOTE 4096
 /* A signed model ends with its signature then the checksum. */
 #define RDT_SIGNATURE_BYTES 64
@@ -38,5 +41,26 @@ unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size);
 /* Decode and validate. Returns 1 and fills *f (prepared for prediction), or
 ** 0 with a message in err. */
 int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t err_size);
+
+/* A model of a registered learner (learner.h): its released state with the
+** schema and the common facts. */
+typedef struct rdt_learned {
+  const rdt_learner *learner;
+  void *state;
+  rdt_schema schema;
+  rdt_learn_common common;
+  unsigned char model_id[16];
+  uint32_t format_minor;
+} rdt_learned;
+
+/* Whether a BLOB's header says it holds a learner model (no validation). */
+int rdt_model_is_learned(const unsigned char *buf, size_t size);
+/* The learner's name of a valid learner model, else "unknown". */
+const char *rdt_model_learner_name(const unsigned char *buf, size_t size);
+/* Encode (malloc'd; NULL when memory runs out) / decode and validate. */
+unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size);
+int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, char *err, size_t err_size);
+/* Frees (the learner wipes its state) and zeroes m. */
+void rdt_learned_free(rdt_learned *m);
 
 #endif

@@ -203,6 +203,49 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
   return 1;
 }
 
+/* "classes" (or none for regression) and "features" -> the schema, with its
+** indexes; no feature may carry the label column's name. */
+static int parse_schema(const rdt_json *root, int regression, const char *label, rdt_schema *s, char *err, size_t n) {
+  const rdt_json *j;
+  j = rdt_json_get(root, "classes");
+  if (regression) {
+    if (j) return fail(err, n, "a regression model takes \"target\": {\"min\": lo, \"max\": hi}, not \"classes\"");
+  } else {
+    if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
+    if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n)) return 0;
+  }
+
+  j = rdt_json_get(root, "features");
+  if (!j) return fail(err, n, "\"features\" is required: the public domain of every feature argument");
+  if (j->type != RDT_JSON_ARRAY || j->n == 0) return fail(err, n, "\"features\" must be a non-empty array");
+  if (j->n > RDT_MAX_FEATURES) return fail(err, n, "at most %d features are allowed", RDT_MAX_FEATURES);
+  s->features = calloc(j->n, sizeof *s->features);
+  if (!s->features) return fail(err, n, "out of memory");
+  s->n_features = (uint32_t)j->n;
+  for (size_t i = 0; i < j->n; i++) {
+    if (!parse_feature(j->items[i], i, &s->features[i], err, n)) return 0;
+    /* rdt_fit binds result columns by name, and SQL names ignore case. */
+    for (size_t k = 0; k < i; k++)
+      if (rdt_name_equal(s->features[k].name, s->features[i].name))
+        return fail(err, n, "duplicate feature name \"%.100s\" (names match without regard to case)",
+                    s->features[i].name);
+    if (rdt_name_equal(s->features[i].name, label))
+      return fail(err, n, "feature \"%.100s\" has the label column's name; name the label with \"label\"",
+                  s->features[i].name);
+  }
+
+  long what;
+  uint32_t dup;
+  int rc = rdt_schema_build_indexes(s, &what, &dup);
+  if (rc == 0) return fail(err, n, "out of memory");
+  if (rc < 0) {
+    if (what < 0) return fail(err, n, "\"classes\" lists \"%.100s\" twice (labels match by text)", s->classes[dup].text);
+    return fail(err, n, "\"values\" of feature \"%.100s\" lists \"%.100s\" twice", s->features[what].name,
+                s->features[what].values[dup].text);
+  }
+  return 1;
+}
+
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
   static const char *const keys[] = {"epsilon", "trees", "depth", "vote", "classes", "features",
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
@@ -426,42 +469,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
   memcpy(c->label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
 
-  j = rdt_json_get(root, "classes");
-  if (c->task == RDT_TASK_REGRESSION) {
-    if (j) return fail(err, n, "a regression model takes \"target\": {\"min\": lo, \"max\": hi}, not \"classes\"");
-  } else {
-    if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
-    if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n)) return 0;
-  }
-
-  j = rdt_json_get(root, "features");
-  if (!j) return fail(err, n, "\"features\" is required: the public domain of every feature argument");
-  if (j->type != RDT_JSON_ARRAY || j->n == 0) return fail(err, n, "\"features\" must be a non-empty array");
-  if (j->n > RDT_MAX_FEATURES) return fail(err, n, "at most %d features are allowed", RDT_MAX_FEATURES);
-  s->features = calloc(j->n, sizeof *s->features);
-  if (!s->features) return fail(err, n, "out of memory");
-  s->n_features = (uint32_t)j->n;
-  for (size_t i = 0; i < j->n; i++) {
-    if (!parse_feature(j->items[i], i, &s->features[i], err, n)) return 0;
-    /* rdt_fit binds result columns by name, and SQL names ignore case. */
-    for (size_t k = 0; k < i; k++)
-      if (rdt_name_equal(s->features[k].name, s->features[i].name))
-        return fail(err, n, "duplicate feature name \"%.100s\" (names match without regard to case)",
-                    s->features[i].name);
-    if (rdt_name_equal(s->features[i].name, c->label))
-      return fail(err, n, "feature \"%.100s\" has the label column's name; name the label with \"label\"",
-                  s->features[i].name);
-  }
-
-  long what;
-  uint32_t dup;
-  int rc = rdt_schema_build_indexes(s, &what, &dup);
-  if (rc == 0) return fail(err, n, "out of memory");
-  if (rc < 0) {
-    if (what < 0) return fail(err, n, "\"classes\" lists \"%.100s\" twice (labels match by text)", s->classes[dup].text);
-    return fail(err, n, "\"values\" of feature \"%.100s\" lists \"%.100s\" twice", s->features[what].name,
-                s->features[what].values[dup].text);
-  }
+  if (!parse_schema(root, c->task == RDT_TASK_REGRESSION, c->label, s, err, n)) return 0;
   if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
     return fail(err, n, "\"vote\" does not apply to a regression model");
   /* Default depth from public facts only (the user's row estimate, trees,
@@ -488,4 +496,102 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
   rdt_json_free(root);
   if (!ok) rdt_schema_free(schema);
   return ok;
+}
+
+/* ---- options of a registered learner (learner.h) ------------------------- */
+
+int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
+  char jerr[16];
+  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
+  const rdt_json *a = root && root->type == RDT_JSON_OBJECT ? rdt_json_get(root, "algorithm") : NULL;
+  *out = a && a->type == RDT_JSON_STRING ? rdt_learner_find(a->string) : NULL;
+  rdt_json_free(root);
+  return *out != NULL;
+}
+
+static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema *s, rdt_learn_common *c,
+                         char *ledger, size_t ledger_size, char *label, char *err, size_t n) {
+  static const char *const common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
+                                       "label", "task", "target", "threads", NULL};
+  if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
+  for (size_t i = 0; i < root->n; i++) {
+    const char *k = root->items[i]->key;
+    int known = 0;
+    for (const char *const *a = common; *a && !known; a++) known = strcmp(k, *a) == 0;
+    for (const char *const *a = l->options; *a && !known; a++) known = strcmp(k, *a) == 0;
+    if (!known) return fail(err, n, "option \"%.100s\" does not apply to \"algorithm\": \"%s\"", k, l->name);
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(k, root->items[j]->key) == 0) return fail(err, n, "duplicate option \"%.100s\"", k);
+  }
+  const rdt_json *j = rdt_json_get(root, "epsilon");
+  if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
+  if (j->type == RDT_JSON_NULL) {
+    c->is_private = 0;
+  } else {
+    if (j->type != RDT_JSON_NUMBER || !(j->number > 0))
+      return fail(err, n, "\"epsilon\" must be a number > 0, or null for a non-private model");
+    if (!rdt_eps_from_double(j->number, &c->eps))
+      return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
+    c->is_private = 1;
+  }
+  static const char *const task_names[] = {"classification", "regression"};
+  static const int task_values[] = {0, 1};
+  if (!parse_choice(rdt_json_get(root, "task"), "task", task_names, task_values, 2, 0, &c->regression, err, n))
+    return 0;
+  if (!(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION)))
+    return fail(err, n, "\"algorithm\": \"%s\" does not do %s", l->name, c->regression ? "regression" : "classification");
+  j = rdt_json_get(root, "target");
+  if (c->regression) {
+    const rdt_json *lo = rdt_json_get(j, "min"), *hi = rdt_json_get(j, "max");
+    if (!j || j->type != RDT_JSON_OBJECT || j->n != 2 || !lo || !hi || lo->type != RDT_JSON_NUMBER ||
+        hi->type != RDT_JSON_NUMBER || !isfinite(lo->number) || !isfinite(hi->number) || !(lo->number < hi->number) ||
+        !isfinite(hi->number - lo->number))
+      return fail(err, n, "a regression model needs \"target\": {\"min\": lo, \"max\": hi} with finite lo < hi "
+                          "(the public bounds of the target)");
+    c->target_min = lo->number;
+    c->target_max = hi->number;
+  } else if (j) {
+    return fail(err, n, "\"target\" applies to \"task\": \"regression\" only");
+  }
+  uint32_t threads;
+  if (!parse_uint(rdt_json_get(root, "threads"), "threads", 1, 2, 2, &threads, err, n)) return 0;
+  j = rdt_json_get(root, "ledger");
+  ledger[0] = 0;
+  if (j) {
+    if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len >= ledger_size)
+      return fail(err, n, "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)");
+    memcpy(ledger, j->string, j->string_len + 1);
+  }
+  j = rdt_json_get(root, "seed");
+  c->seeded = j != NULL;
+  if (j && !rdt_options_seed_key(j, "seed", c->seed_key)) return fail(err, n, "\"seed\" must be an integer or a string");
+  if (c->seeded && ledger[0])
+    return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
+                        "knows the seed, so it is not a private release (seeds are for tests)");
+  j = rdt_json_get(root, "label");
+  if (j && (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_MAX_NAME ||
+            strlen(j->string) != j->string_len))
+    return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
+  memcpy(label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
+  return parse_schema(root, c->regression, label, s, err, n);
+}
+
+int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l, rdt_json **opts,
+                              rdt_schema *schema, rdt_learn_common *common, char *ledger, size_t ledger_size,
+                              char *label, char *err, size_t err_size) {
+  char jerr[128];
+  memset(schema, 0, sizeof *schema);
+  memset(common, 0, sizeof *common);
+  *opts = rdt_json_parse(json, len, jerr, sizeof jerr);
+  if (!*opts) {
+    snprintf(err, err_size, "options are not valid JSON: %s", jerr);
+    return 0;
+  }
+  if (!learner_parse(*opts, l, schema, common, ledger, ledger_size, label, err, err_size)) {
+    rdt_schema_free(schema);
+    rdt_json_free(*opts);
+    *opts = NULL;
+    return 0;
+  }
+  return 1;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "forest.h"
+#include "learner.h"
 #include "json.h"
 #include "schema.h"
 
@@ -21,6 +22,16 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
 ** `domain` keeps the streams of different functions apart. 0 if the JSON
 ** value is neither. */
 int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char key[RDT_RNG_KEYBYTES]);
+
+/* Whether "algorithm" names a registered learner (learner.h); 0 for the
+** forests of rdt_options_parse, and for options that do not parse. */
+int rdt_options_learner(const char *json, size_t len, const rdt_learner **out);
+/* The options of learner l: the common facts, the schema, the ledger and
+** label names, and the parsed tree (*opts, for the learner's start; caller
+** frees it). Returns 0 with a message (nothing to free). */
+int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l, rdt_json **opts,
+                              rdt_schema *schema, rdt_learn_common *common, char *ledger, size_t ledger_size,
+                              char *label, char *err, size_t err_size);
 
 /* Names compare as SQL names do: ASCII letters without regard to case. */
 int rdt_name_equal(const char *a, const char *b);

@@ -113,10 +113,44 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   return out;
 }
 
+/* A learner model (learner.h): decode, predict on fixed rows, re-encode
+** to the same bytes, free. */
+static void try_learned(const unsigned char *buf, size_t size) {
+  rdt_learned m;
+  char err[256];
+  err[0] = 0;
+  if (!rdt_learned_decode(buf, size, &m, err, sizeof err)) {
+    CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);
+    return;
+  }
+  double xs[RDT_MAX_FEATURES], out[RDT_MAX_CLASSES + 1];
+  for (uint32_t j = 0; j < m.schema.n_features; j++) xs[j] = 0;
+  m.learner->predict(m.state, xs, out);
+  if (m.common.regression) {
+    CHECK(out[0] >= m.common.target_min && out[0] <= m.common.target_max);
+  } else {
+    double sum = 0;
+    for (uint32_t k = 0; k < m.schema.n_classes; k++) {
+      CHECK(out[k] >= 0 && out[k] <= 1);
+      sum += out[k];
+    }
+    CHECK(sum > 0.999 && sum < 1.001);
+  }
+  size_t n = 0;
+  unsigned char *again = rdt_learned_encode(&m, &n);
+  CHECK(again && n == size && memcmp(again, buf, size) == 0);
+  free(again);
+  rdt_learned_free(&m);
+}
+
 static void try_decode(const unsigned char *buf, size_t size) {
   rdt_forest f;
   char err[256];
   err[0] = 0;
+  if (rdt_model_is_learned(buf, size)) {
+    try_learned(buf, size);
+    return;
+  }
   if (!rdt_model_decode(buf, size, &f, err, sizeof err)) {
     /* Nothing to free: anything still allocated here is a leak (ASan). */
     CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);

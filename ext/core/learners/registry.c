@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "../learner.h"
+#include "constant.h"
 
 static const rdt_learner *const learners[] = {
+    &rdt_learner_constant,
     NULL,
 };
 

@@ -1,0 +1,169 @@
+/*
+** constant.c - the best constant model: the noisy majority class (with its
+** noisy class frequencies as probabilities), or the noisy mean target.
+** The floor no default may fall below; also a learner of its own.
+**
+** Privacy contract (neighbours: add or remove one row):
+**   1. Classification: one row adds 1 to one class count, L1 sensitivity 1;
+**      every count gets discrete Laplace of scale 1/ε: ε-DP.
+**   2. Regression: the count (sensitivity 1) and the sum of targets clamped
+**      into [min, max], shifted by min and integerised on the public grid
+**      R / 2^16 (sensitivity 2^16 grid units), each released with ε/2
+**      (sequential composition): ε-DP. The mean is post-processing, with a
+**      pseudo-count of half the count's noise scale at the range's middle.
+**   3. Every counter gets its noise whatever its value (data-independent
+**      work); no parameter failure releases anything (finish returns 0).
+*/
+#include "constant.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID_LOG2 16 /* regression sums: units of R / 2^16 */
+
+typedef struct constant_state {
+  uint32_t n_classes;   /* 0: regression */
+  int is_private;
+  rdt_eps eps;
+  double lo, hi;        /* regression bounds */
+  int64_t *counts;      /* n_classes counts, or {count, sum in grid units} */
+} constant_state;
+
+static uint32_t slots(const constant_state *s) { return s->n_classes ? s->n_classes : 2; }
+
+static void *constant_start(const rdt_json *opts, const rdt_schema *sc, const rdt_learn_common *c, char *err,
+                            size_t en) {
+  (void)opts;
+  if (en) err[0] = 0; /* every failure here is memory */
+  constant_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n_classes = c->regression ? 0 : sc->n_classes;
+  s->is_private = c->is_private;
+  s->eps = c->eps;
+  s->lo = c->target_min;
+  s->hi = c->target_max;
+  if (!(s->counts = calloc(slots(s), sizeof *s->counts))) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void constant_row(void *st, const double *x, uint32_t cls, double target) {
+  (void)x;
+  constant_state *s = st;
+  if (s->n_classes) {
+    if (cls < s->n_classes) s->counts[cls]++;
+    return;
+  }
+  double u = (target - s->lo) / (s->hi - s->lo); /* the caller clamps into [lo, hi] */
+  s->counts[0]++;
+  s->counts[1] += (int64_t)nearbyint((u < 0 ? 0 : u > 1 ? 1 : u) * (1 << GRID_LOG2));
+}
+
+static int constant_merge(void *into, const void *from) {
+  constant_state *a = into;
+  const constant_state *b = from;
+  if (a->n_classes != b->n_classes) return 0;
+  for (uint32_t k = 0; k < slots(a); k++) a->counts[k] += b->counts[k];
+  return 1;
+}
+
+static rdt_eps share(const constant_state *s) {
+  rdt_eps e = s->eps;
+  if (!s->n_classes) e.num /= 2; /* Contract 2: count and sum */
+  return e;
+}
+
+static int constant_finish(void *st, rdt_rng *noise) {
+  constant_state *s = st;
+  if (!s->is_private) return 1;
+  uint64_t a, b, a2 = 0, b2 = 0;
+  rdt_eps e = share(s);
+  if (e.num == 0 || !rdt_laplace_params(e, 1, &a, &b)) return 0;
+  if (!s->n_classes && !rdt_laplace_params(e, (uint64_t)1 << GRID_LOG2, &a2, &b2)) return 0;
+  if (s->n_classes) {
+    for (uint32_t k = 0; k < s->n_classes; k++) s->counts[k] += rdt_discrete_laplace(noise, a, b);
+  } else {
+    s->counts[0] += rdt_discrete_laplace(noise, a, b);
+    s->counts[1] += rdt_discrete_laplace(noise, a2, b2);
+  }
+  return 1;
+}
+
+static void constant_encode(const void *st, rdt_bytes *out) {
+  const constant_state *s = st;
+  for (uint32_t k = 0; k < slots(s); k++) rdt_bytes_u64(out, (uint64_t)s->counts[k]);
+}
+
+static void *constant_decode(rdt_reader *in, const rdt_schema *sc, const rdt_learn_common *c) {
+  char err[8];
+  constant_state *s = constant_start(NULL, sc, c, err, sizeof err);
+  if (!s) return NULL;
+  for (uint32_t k = 0; k < slots(s); k++) s->counts[k] = (int64_t)rdt_read_u64(in);
+  return s;
+}
+
+static double noise_scale(const constant_state *s) {
+  return s->is_private ? 1.0 / rdt_eps_to_double(share(s)) : 0.0;
+}
+
+static void constant_predict(const void *st, const double *x, double *out) {
+  (void)x;
+  const constant_state *s = st;
+  double pseudo = noise_scale(s) / 2;
+  if (s->n_classes) {
+    /* Clamped counts plus a pseudo-count: uniform when all is noise. */
+    double total = 0;
+    for (uint32_t k = 0; k < s->n_classes; k++) total += (s->counts[k] > 0 ? (double)s->counts[k] : 0) + pseudo;
+    for (uint32_t k = 0; k < s->n_classes; k++)
+      out[k] = total > 0 ? ((s->counts[k] > 0 ? (double)s->counts[k] : 0) + pseudo) / total : 1.0 / s->n_classes;
+    return;
+  }
+  double n = (double)s->counts[0], sum = (double)s->counts[1] / (1 << GRID_LOG2);
+  double mean_u = (sum + pseudo * 0.5) / ((n > 0 ? n : 0) + pseudo);
+  if (!(mean_u == mean_u)) mean_u = 0.5; /* no rows, no noise */
+  if (mean_u < 0) mean_u = 0;
+  if (mean_u > 1) mean_u = 1;
+  out[0] = s->lo + mean_u * (s->hi - s->lo);
+}
+
+static void constant_describe(const void *st, rdt_bytes *json) {
+  const constant_state *s = st;
+  char buf[320];
+  if (s->n_classes)
+    snprintf(buf, sizeof buf, "\"mechanism\":\"constant: discrete Laplace of scale 1/epsilon on every class count "
+                              "(L1 sensitivity 1); predicts the noisy class frequencies\",");
+  else
+    snprintf(buf, sizeof buf, "\"mechanism\":\"constant: the noisy mean; count (sensitivity 1) and integerised "
+                              "clamped sum (sensitivity 2^16 grid units of (max-min)/2^16), each with epsilon/2\",");
+  rdt_bytes_text(json, buf);
+}
+
+static void constant_free(void *st) {
+  constant_state *s = st;
+  if (!s) return;
+  sodium_memzero(s->counts, slots(s) * sizeof *s->counts);
+  free(s->counts);
+  free(s);
+}
+
+static const char *const constant_options[] = {NULL};
+
+const rdt_learner rdt_learner_constant = {
+    .name = "constant",
+    .id = 1,
+    .tasks = RDT_LEARN_CLASSIFICATION | RDT_LEARN_REGRESSION,
+    .options = constant_options,
+    .start = constant_start,
+    .row = constant_row,
+    .merge = constant_merge,
+    .finish = constant_finish,
+    .encode = constant_encode,
+    .decode = constant_decode,
+    .predict = constant_predict,
+    .describe = constant_describe,
+    .free = constant_free,
+};
