@@ -124,3 +124,36 @@ void rdt_schema_free(rdt_schema *s) {
   rdt_value_index_free(&s->class_index);
   memset(s, 0, sizeof *s);
 }
+
+static int copy_values(rdt_value **out, const rdt_value *in, uint32_t n) {
+  if (n == 0) return 1;
+  if (!(*out = calloc(n, sizeof **out))) return 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int ok = in[i].type == RDT_VALUE_INTEGER ? rdt_value_set_int(&(*out)[i], in[i].integer)
+                                             : rdt_value_set_text(&(*out)[i], in[i].text, in[i].text_len);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+int rdt_schema_copy(rdt_schema *dst, const rdt_schema *src) {
+  memset(dst, 0, sizeof *dst);
+  long what;
+  uint32_t dup;
+  int ok = (dst->features = calloc(src->n_features ? src->n_features : 1, sizeof *dst->features)) != NULL;
+  dst->n_features = ok ? src->n_features : 0;
+  for (uint32_t f = 0; ok && f < src->n_features; f++) {
+    const rdt_feature *a = &src->features[f];
+    rdt_feature *b = &dst->features[f];
+    b->type = a->type;
+    b->min = a->min;
+    b->max = a->max;
+    ok = (b->name = strdup(a->name)) != NULL && copy_values(&b->values, a->values, a->n_values);
+    b->n_values = a->n_values;
+  }
+  ok = ok && copy_values(&dst->classes, src->classes, src->n_classes);
+  dst->n_classes = src->n_classes;
+  ok = ok && rdt_schema_build_indexes(dst, &what, &dup) == 1;
+  if (!ok) rdt_schema_free(dst);
+  return ok;
+}

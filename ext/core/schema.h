@@ -51,6 +51,8 @@ typedef struct rdt_schema {
 } rdt_schema;
 
 void rdt_schema_free(rdt_schema *s);
+/* A deep copy with its indexes; 0 (dst empty) when memory runs out. */
+int rdt_schema_copy(rdt_schema *dst, const rdt_schema *src);
 
 /* Canonical text of an integer (for matching). buf must hold 24 bytes. */
 size_t rdt_int_text(long long v, char *buf);

@@ -6,9 +6,11 @@
 
 #include "../learner.h"
 #include "constant.h"
+#include "random_trees.h"
 
 static const rdt_learner *const learners[] = {
     &rdt_learner_constant,
+    &rdt_learner_random_trees,
     NULL,
 };
 

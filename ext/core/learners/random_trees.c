@@ -1,0 +1,173 @@
+/*
+** random_trees.c - the default RDT forest (forest.h) behind the learner
+** interface, so that "auto" can hold it as a candidate; its model is the
+** forest's own BLOB (model.c), nested in the learner payload.
+**
+** Privacy contract: forest.h's. Neighbours: add or remove one row. With
+** "epsilon" given, the trees are grown to RDT_AUTO_MAX_DEPTH and cut back
+** after the pass to the depth a noisy row count calls for (ε/20, sensitivity
+** 1); the leaves get discrete Laplace of scale trees/(19ε/20). Without it
+** (non-private) the depth is RDT_NONPRIVATE_DEFAULT_DEPTH. The structure is
+** drawn from the schema and a structure key only.
+** Options: "trees" (1 .. 64, default 10).
+*/
+#include "random_trees.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../forest.h"
+#include "../model.h"
+
+static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
+  if (en) err[0] = 0;
+  if (t && (t->type != RDT_JSON_NUMBER || !t->is_integer || t->integer < 1 || t->integer > 64)) {
+    snprintf(err, en, "\"trees\" must be an integer from 1 to 64");
+    return NULL;
+  }
+  rdt_config config;
+  memset(&config, 0, sizeof config);
+  config.algorithm = RDT_ALGO_RDT;
+  config.task = RDT_TASK_CLASSIFICATION;
+  config.is_private = c->is_private;
+  config.eps = c->eps;
+  config.trees = t ? (uint32_t)t->integer : RDT_DEFAULT_TREES;
+  config.vote = RDT_VOTE_THRESHOLD;
+  config.splits = RDT_SPLITS_REACHABLE;
+  config.categorical = RDT_CATEGORICAL_SUBSET;
+  config.keep_trees = 1;
+  config.threads = 1;
+  config.seeded = c->seeded;
+  memcpy(config.seed_key, c->seed_key, sizeof config.seed_key);
+  if (c->is_private) {
+    config.auto_depth = 1;
+    config.depth = RDT_AUTO_MAX_DEPTH;
+    config.eps_count.num = c->eps.num / RDT_AUTO_COUNT_SHARE;
+    if (config.eps_count.num == 0) config.eps_count.num = 1;
+    if (config.eps_count.num >= config.eps.num) {
+      snprintf(err, en, "\"epsilon\" is too small to pay for the noisy row count");
+      return NULL;
+    }
+  } else {
+    config.depth = RDT_NONPRIVATE_DEFAULT_DEPTH;
+  }
+  if (rdt_forest_counters(&config, rdt_config_slots(&config, s->n_classes)) == 0) {
+    snprintf(err, en, "too many classes for random trees (%u trees x 2^%u leaves x %u classes)", config.trees,
+             config.depth, s->n_classes);
+    return NULL;
+  }
+  rdt_schema copy;
+  rdt_forest *f = calloc(1, sizeof *f);
+  if (!f || !rdt_schema_copy(&copy, s)) {
+    free(f);
+    return NULL;
+  }
+  if (!rdt_forest_init(f, &copy, &config)) {
+    if (f->error[0]) snprintf(err, en, "%s", f->error);
+    rdt_schema_free(&copy);
+    rdt_forest_free(f);
+    free(f);
+    return NULL;
+  }
+  sodium_memzero(&config, sizeof config);
+  return f;
+}
+
+static void rt_row(void *st, const double *x, uint32_t cls, double target) {
+  (void)target;
+  rdt_forest_train_row(st, x, cls);
+}
+
+static int rt_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }
+
+static void wipe_counts(rdt_forest *f) {
+  if (f->counts)
+    sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
+}
+
+static int rt_finish(void *st, rdt_rng *noise) {
+  rdt_forest *f = st;
+  int ok = !f->config.auto_depth || rdt_forest_choose_depth(f, noise);
+  ok = ok && rdt_forest_add_noise(f, noise) && rdt_forest_prepare(f);
+  if (!ok) wipe_counts(f); /* nothing exact may remain, released or not */
+  return ok;
+}
+
+static void rt_encode(const void *st, rdt_bytes *out) {
+  size_t n = 0;
+  unsigned char *blob = rdt_model_encode(st, &n);
+  if (!blob) {
+    out->oom = 1;
+    return;
+  }
+  rdt_bytes_put(out, blob, n);
+  free(blob);
+}
+
+static void rt_free(void *st);
+
+static void *rt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  (void)s;
+  (void)c;
+  rdt_forest *f = calloc(1, sizeof *f);
+  char err[64];
+  if (!f) return NULL;
+  if (!rdt_model_decode(in->p + in->pos, in->n - in->pos, f, err, sizeof err)) {
+    free(f);
+    in->bad = 1;
+    return NULL;
+  }
+  /* One encoding per model: a nested forest must be exactly what the encoder writes. */
+  size_t n = 0;
+  unsigned char *again = rdt_model_encode(f, &n);
+  int same = again && n == in->n - in->pos && memcmp(again, in->p + in->pos, n) == 0;
+  free(again);
+  if (!same || f->config.algorithm != RDT_ALGO_RDT || f->config.task != RDT_TASK_CLASSIFICATION) {
+    rt_free(f);
+    in->bad = 1;
+    return NULL;
+  }
+  in->pos = in->n;
+  return f;
+}
+
+static void rt_predict(const void *st, const double *x, double *out) { rdt_forest_proba(st, x, out); }
+
+static void rt_describe(const void *st, rdt_bytes *json) {
+  const rdt_forest *f = st;
+  char buf[400];
+  snprintf(buf, sizeof buf,
+           "\"mechanism\":\"random decision trees: discrete Laplace noise of scale trees/epsilon_leaves on every "
+           "leaf class counter (L1 sensitivity 1 per tree)%s\",\"trees\":%u,\"depth\":%u,",
+           f->config.auto_depth ? "; depth cut back from a noisy row count" : "", f->config.trees, f->config.depth);
+  rdt_bytes_text(json, buf);
+}
+
+static void rt_free(void *st) {
+  rdt_forest *f = st;
+  if (!f) return;
+  wipe_counts(f);
+  rdt_forest_free(f);
+  free(f);
+}
+
+static const char *const rt_options[] = {"trees", NULL};
+
+const rdt_learner rdt_learner_random_trees = {
+    .name = "random_trees",
+    .id = 4,
+    .tasks = RDT_LEARN_CLASSIFICATION,
+    .options = rt_options,
+    .start = rt_start,
+    .row = rt_row,
+    .merge = rt_merge,
+    .finish = rt_finish,
+    .encode = rt_encode,
+    .decode = rt_decode,
+    .predict = rt_predict,
+    .describe = rt_describe,
+    .free = rt_free,
+};
