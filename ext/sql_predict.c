@@ -161,7 +161,7 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  sqlite3_str_appendf(o, ",\"structure_from_rows\":false,\"seeded\":%s,\"signed\":false,\"release\":",
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":false,\"release\":",
                       c->seeded ? "true" : "false");
   if (!c->is_private)
     sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "

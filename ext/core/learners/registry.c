@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "../learner.h"
+#include "auto.h"
 #include "constant.h"
 #include "random_trees.h"
 
 static const rdt_learner *const learners[] = {
     &rdt_learner_constant,
     &rdt_learner_random_trees,
+    &rdt_learner_auto,
     NULL,
 };
 

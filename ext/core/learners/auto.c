@@ -1,0 +1,372 @@
+/*
+** auto.c - "algorithm": "auto": one learner chosen for the data at hand,
+** never worse than the best constant model, with all of ε accounted.
+**
+** How (every step's privacy is in brackets; neighbours: add or remove one
+** row; every row is either a training row or a validation row, by a coin of
+** the randomness alone, so the two parts are disjoint):
+**   1. Rows: one in AUTO_VALIDATION_SHARE goes to the validation slice (kept
+**      in memory: 8 (d + 1) bytes per row); the others train every
+**      candidate at once (one pass) and the constant model.
+**   2. The constant model is released with ε_k = ε / AUTO_CONSTANT_SHARE on
+**      the training rows [constant.c: ε_k-DP]; its noisy total is the noisy
+**      row count n^ (post-processing).
+**   3. A rule on public facts and n^ (post-processing) picks one candidate:
+**      the signal-to-noise of per-feature histograms, s = n^ ε_m / ((d + 1)
+**      K b), b the mean number of bins per feature, K the classes (1 for
+**      regression): additive boosting where s >= AUTO_BOOST_SNR, naive Bayes
+**      below (learners.md measured boosting ahead of naive Bayes only above
+**      about 30 in its units, n ε / (1.4 (d + 1) K b): 42 in ours), random
+**      trees where neither is registered. Only the chosen candidate is released, with ε_m = ε -
+**      ε_k on the training rows [its own contract]; the others are wiped
+**      unreleased, so they spend nothing.
+**   4. The guard: on the validation slice, the chosen model's correct
+**      predictions minus the constant model's (classification: sensitivity
+**      1) or the constant's squared error minus the chosen model's, over
+**      the target range squared (regression: sensitivity 1, lattice
+**      Laplace), released with ε [ε-DP on the validation rows]. The chosen
+**      model is kept when that noisy gain is > 0, else the constant model.
+**   Training rows spend ε_k + ε_m = ε, validation rows ε, and the parts are
+**   disjoint: ε-DP in total (parallel composition). The released model is
+**   one of two released models, picked by a released number.
+**   5. Memory: the candidates' states (boosting keeps a binned copy of the
+**      training rows) and the validation slice.
+*/
+#include "auto.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AUTO_VALIDATION_SHARE 10
+#define AUTO_CONSTANT_SHARE 20
+#define AUTO_BOOST_SNR 42.0
+#define AUTO_BINS 10
+#define AUTO_MAX_CANDIDATES 3
+
+static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "random_trees"};
+
+typedef struct auto_state {
+  rdt_learn_common c;
+  rdt_learn_common cm;           /* the candidates' facts: ε_m */
+  uint32_t d, K, n_classes;      /* K: classes, 1 for regression */
+  double mean_bins;
+  const rdt_learner *cand[AUTO_MAX_CANDIDATES];
+  void *cst[AUTO_MAX_CANDIDATES];
+  const rdt_learner *konst;
+  void *kst;
+  rdt_rng coin;                  /* row -> validation or training */
+  double *vx, *vy;               /* validation rows: features, target or class */
+  uint64_t nv, capv;
+  int oom;                       /* a validation row could not be kept: fail closed */
+  double *scratch;               /* two predictions */
+  /* the release */
+  const rdt_learner *chosen;
+  void *chosen_state;
+  double n_hat, snr, gain;
+  uint32_t picked;               /* id of the candidate the rule picked */
+} auto_state;
+
+static void auto_free(void *st);
+
+static rdt_eps constant_eps(rdt_eps eps) {
+  rdt_eps e = {eps.num / AUTO_CONSTANT_SHARE};
+  return e;
+}
+
+static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  (void)opts;
+  if (en) err[0] = 0;
+  auto_state *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->c = *c;
+  a->d = s->n_features;
+  a->n_classes = c->regression ? 0 : s->n_classes;
+  a->K = c->regression ? 1 : s->n_classes;
+  for (uint32_t j = 0; j < s->n_features; j++) a->mean_bins += rdt_learn_bins(&s->features[j], AUTO_BINS);
+  a->mean_bins /= s->n_features ? s->n_features : 1;
+  rdt_learn_common ck = *c, cm = *c;
+  if (c->is_private) {
+    ck.eps = constant_eps(c->eps);
+    cm.eps.num = c->eps.num - ck.eps.num;
+    if (ck.eps.num == 0) {
+      snprintf(err, en, "\"epsilon\" is too small for \"auto\" (its constant model's share rounds to 0)");
+      free(a);
+      return NULL;
+    }
+  }
+  /* Each part gets its own stream (seeded: reproducible, and distinct). */
+  if (c->seeded) {
+    rdt_rng_derive_key(ck.seed_key, c->seed_key, RDT_RNG_KEYBYTES, "auto-constant");
+    rdt_rng_derive_key(cm.seed_key, c->seed_key, RDT_RNG_KEYBYTES, "auto-model");
+  }
+  a->cm = cm;
+  rdt_rng_init_for(&a->coin, c->seeded ? c->seed_key : NULL, "auto-validation", 0);
+  a->konst = rdt_learner_find("constant");
+  a->scratch = malloc(2 * (a->K + 1) * sizeof *a->scratch);
+  if (!a->konst || !a->scratch || !(a->kst = a->konst->start(NULL, s, &ck, err, en))) {
+    auto_free(a);
+    return NULL;
+  }
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
+    const rdt_learner *l = rdt_learner_find(candidate_names[i]);
+    if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
+    char cerr[200] = "";
+    void *st = l->start(NULL, s, &cm, cerr, sizeof cerr);
+    if (!st && !cerr[0]) { /* memory */
+      auto_free(a);
+      return NULL;
+    }
+    if (st) { /* a candidate that cannot take this schema is simply not a candidate */
+      a->cand[i] = l;
+      a->cst[i] = st;
+    }
+  }
+  sodium_memzero(&ck, sizeof ck);
+  return a;
+}
+
+static void auto_row(void *st, const double *x, uint32_t cls, double target) {
+  auto_state *a = st;
+  if (rdt_rng_below(&a->coin, AUTO_VALIDATION_SHARE) == 0) {
+    if (a->oom) return;
+    if (a->nv == a->capv) {
+      uint64_t cap = a->capv ? a->capv * 2 : 256;
+      double *vx = realloc(a->vx, (size_t)cap * (a->d ? a->d : 1) * sizeof *vx);
+      if (vx) a->vx = vx;
+      double *vy = realloc(a->vy, (size_t)cap * sizeof *vy);
+      if (vy) a->vy = vy;
+      if (!vx || !vy) {
+        a->oom = 1;
+        return;
+      }
+      a->capv = cap;
+    }
+    memcpy(a->vx + (size_t)a->nv * a->d, x, a->d * sizeof *x);
+    a->vy[a->nv++] = a->n_classes ? (double)cls : target;
+    return;
+  }
+  a->konst->row(a->kst, x, cls, target);
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++)
+    if (a->cst[i]) a->cand[i]->row(a->cst[i], x, cls, target);
+}
+
+static int auto_merge(void *into, const void *from) {
+  auto_state *a = into;
+  const auto_state *b = from;
+  if (!a->konst->merge(a->kst, b->kst)) return 0;
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++)
+    if ((a->cst[i] != NULL) != (b->cst[i] != NULL) || (a->cst[i] && !a->cand[i]->merge(a->cst[i], b->cst[i])))
+      return 0;
+  for (uint64_t v = 0; v < b->nv; v++) {
+    uint32_t cls = a->n_classes ? (uint32_t)b->vy[v] : 0;
+    /* re-enter as validation rows, whatever the coin says */
+    if (a->nv == a->capv) {
+      uint64_t cap = a->capv ? a->capv * 2 : 256;
+      double *vx = realloc(a->vx, (size_t)cap * (a->d ? a->d : 1) * sizeof *vx), *vy;
+      if (!vx) return 0;
+      a->vx = vx;
+      if (!(vy = realloc(a->vy, (size_t)cap * sizeof *vy))) return 0;
+      a->vy = vy;
+      a->capv = cap;
+    }
+    memcpy(a->vx + (size_t)a->nv * a->d, b->vx + (size_t)v * b->d, a->d * sizeof *a->vx);
+    a->vy[a->nv++] = a->n_classes ? (double)cls : b->vy[v];
+  }
+  return !b->oom;
+}
+
+static uint32_t argmax(const double *p, uint32_t k) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < k; i++)
+    if (p[i] > p[best]) best = i;
+  return best;
+}
+
+static void wipe_validation(auto_state *a) {
+  if (a->vx) sodium_memzero(a->vx, (size_t)a->capv * (a->d ? a->d : 1) * sizeof *a->vx);
+  if (a->vy) sodium_memzero(a->vy, (size_t)a->capv * sizeof *a->vy);
+  free(a->vx);
+  free(a->vy);
+  a->vx = a->vy = NULL;
+  a->nv = a->capv = 0;
+}
+
+static int auto_finish(void *st, rdt_rng *noise) {
+  auto_state *a = st;
+  int ok = !a->oom && a->konst->finish(a->kst, noise);
+  /* Step 2: the noisy row count, from the released constant model. */
+  double *p = a->scratch, *q = a->scratch + a->K + 1;
+  if (ok) {
+    rdt_bytes b = {0};
+    a->konst->encode(a->kst, &b); /* released counts: class counts, or count then sum */
+    rdt_reader r = {b.p, b.n, 0, 0};
+    a->n_hat = 0;
+    for (uint32_t k = 0; k < (a->n_classes ? a->n_classes : 1); k++) a->n_hat += (double)(int64_t)rdt_read_u64(&r);
+    ok = !b.oom && !r.bad;
+    rdt_bytes_free(&b);
+  }
+  /* Step 3: the rule (public facts and n^ only). */
+  double eps_m = a->c.is_private ? rdt_eps_to_double(a->cm.eps) : INFINITY;
+  a->snr = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / ((a->d + 1) * a->K * a->mean_bins);
+  int pick = -1;
+  if (a->cst[0] && a->snr >= AUTO_BOOST_SNR) pick = 0;
+  else if (a->cst[1]) pick = 1;
+  else if (a->cst[2]) pick = 2;
+  else if (a->cst[0]) pick = 0;
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
+    if (i == pick || !a->cst[i]) continue;
+    a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
+    a->cst[i] = NULL;
+  }
+  if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
+  /* Step 4: the guard on the validation slice. */
+  double gain = 0;
+  if (ok && pick >= 0) {
+    a->picked = a->cand[pick]->id;
+    double range = a->c.target_max - a->c.target_min;
+    for (uint64_t v = 0; v < a->nv; v++) {
+      const double *x = a->vx + (size_t)v * a->d;
+      a->cand[pick]->predict(a->cst[pick], x, p);
+      a->konst->predict(a->kst, x, q);
+      if (a->n_classes) {
+        uint32_t y = (uint32_t)a->vy[v];
+        gain += (double)(argmax(p, a->K) == y) - (double)(argmax(q, a->K) == y);
+      } else {
+        double ep = (p[0] - a->vy[v]) / range, eq = (q[0] - a->vy[v]) / range;
+        gain += eq * eq - ep * ep; /* each in [0, 1]: sensitivity 1 */
+      }
+    }
+    if (a->c.is_private) {
+      if (a->n_classes) {
+        uint64_t s, t;
+        ok = rdt_laplace_params(a->c.eps, 1, &s, &t);
+        if (ok) gain += (double)rdt_discrete_laplace(noise, s, t);
+      } else {
+        ok = rdt_lattice_laplace(noise, gain, 1.0, a->c.eps, -10, &gain);
+      }
+    }
+  }
+  wipe_validation(a);
+  if (!ok) return 0;
+  a->gain = gain;
+  if (pick >= 0 && gain > 0) {
+    a->chosen = a->cand[pick];
+    a->chosen_state = a->cst[pick];
+    a->cst[pick] = NULL;
+  } else {
+    if (pick >= 0) {
+      a->cand[pick]->free(a->cst[pick]);
+      a->cst[pick] = NULL;
+    }
+    a->chosen = a->konst;
+    a->chosen_state = a->kst;
+    a->kst = NULL;
+  }
+  return 1;
+}
+
+/* Payload: chosen id, picked id, n^, s, gain, then the chosen model's payload. */
+static void auto_encode(const void *st, rdt_bytes *out) {
+  const auto_state *a = st;
+  rdt_bytes_u32(out, a->chosen->id);
+  rdt_bytes_u32(out, a->picked);
+  rdt_bytes_f64(out, a->n_hat);
+  rdt_bytes_f64(out, a->snr);
+  rdt_bytes_f64(out, a->gain);
+  rdt_bytes_u64(out, a->c.eps.num / AUTO_CONSTANT_SHARE);
+  a->chosen->encode(a->chosen_state, out);
+}
+
+static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  auto_state *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->c = *c;
+  a->d = s->n_features;
+  a->n_classes = c->regression ? 0 : s->n_classes;
+  a->K = c->regression ? 1 : s->n_classes;
+  uint32_t chosen = rdt_read_u32(in);
+  a->picked = rdt_read_u32(in);
+  a->n_hat = rdt_read_f64(in);
+  a->snr = rdt_read_f64(in);
+  a->gain = rdt_read_f64(in);
+  uint64_t eps_k = rdt_read_u64(in);
+  a->chosen = rdt_learner_by_id(chosen);
+  const rdt_learner *picked = rdt_learner_by_id(a->picked);
+  /* Never nested autos; the constant model's share is the one auto spends. */
+  if (in->bad || !a->chosen || a->chosen == &rdt_learner_auto || (a->picked && (!picked || picked == &rdt_learner_auto)) ||
+      eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !isfinite(a->n_hat) || !isfinite(a->snr) || !isfinite(a->gain)) {
+    in->bad = 1;
+    free(a);
+    return NULL;
+  }
+  rdt_learn_common cc = *c;
+  if (c->is_private) {
+    cc.eps = constant_eps(c->eps);
+    if (a->chosen->id != rdt_learner_find("constant")->id) cc.eps.num = c->eps.num - cc.eps.num;
+  }
+  a->chosen_state = a->chosen->decode(in, s, &cc);
+  if (!a->chosen_state) {
+    in->bad = 1;
+    free(a);
+    return NULL;
+  }
+  return a;
+}
+
+static void auto_predict(const void *st, const double *x, double *out) {
+  const auto_state *a = st;
+  a->chosen->predict(a->chosen_state, x, out);
+}
+
+static void auto_describe(const void *st, rdt_bytes *json) {
+  const auto_state *a = st;
+  const rdt_learner *picked = rdt_learner_by_id(a->picked);
+  char buf[900];
+  double eps = rdt_eps_to_double(a->c.eps), ek = rdt_eps_to_double(constant_eps(a->c.eps));
+  snprintf(buf, sizeof buf,
+           "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%.17g,"
+           "\"boost_above\":%g,\"validation_gain\":%.17g,\"validation_share\":%g,\"epsilon_constant\":%.17g,"
+           "\"epsilon_model\":%.17g,\"epsilon_validation\":%.17g,\"why_private\":\"training and validation rows "
+           "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
+           "epsilon_validation, each at most epsilon\"},",
+           a->chosen->name, picked ? picked->name : "none", a->n_hat, a->snr, AUTO_BOOST_SNR, a->gain,
+           1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
+           a->c.is_private ? eps : 0);
+  rdt_bytes_text(json, buf);
+  a->chosen->describe(a->chosen_state, json);
+}
+
+static void auto_free(void *st) {
+  auto_state *a = st;
+  if (!a) return;
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++)
+    if (a->cst[i]) a->cand[i]->free(a->cst[i]);
+  if (a->kst) a->konst->free(a->kst);
+  if (a->chosen_state) a->chosen->free(a->chosen_state);
+  wipe_validation(a);
+  rdt_rng_clear(&a->coin);
+  free(a->scratch);
+  sodium_memzero(a, sizeof *a);
+  free(a);
+}
+
+static const char *const auto_options[] = {NULL};
+
+const rdt_learner rdt_learner_auto = {
+    .name = "auto",
+    .id = 5,
+    .tasks = RDT_LEARN_CLASSIFICATION | RDT_LEARN_REGRESSION,
+    .options = auto_options,
+    .start = auto_start,
+    .row = auto_row,
+    .merge = auto_merge,
+    .finish = auto_finish,
+    .encode = auto_encode,
+    .decode = auto_decode,
+    .predict = auto_predict,
+    .describe = auto_describe,
+    .free = auto_free,
+};
