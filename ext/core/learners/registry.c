@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "../learner.h"
+#include "naive_bayes.h"
 
 static const rdt_learner *const learners[] = {
+    &rdt_learner_naive_bayes,
     NULL,
 };
 
