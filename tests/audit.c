@@ -18,6 +18,8 @@
 #include "core/batch.h"
 #include "core/diprime.h"
 #include "core/forest.h"
+#include "core/learner.h"
+#include "core/learners/naive_bayes.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/noise.h"
@@ -670,6 +672,111 @@ static void audit_batch(int broken) {
   rdt_forest_free(&f[1]);
 }
 
+/* ---- mechanism 11: the naive Bayes learner ------------------------------
+** Neighbours: D = {3 rows} and D' = D plus the row (0.9, 0.9, 0.9) of class 1;
+** d = 3 numeric features of 2 bins each, so the row moves d + 1 = 4
+** counters by 1: class count 1 and cell (class 1, bin 1) of every table.
+** Released: the whole payload (encode), read back as counters; events on
+** the four moved counters together (all at least their D' value, all at
+** most their D value: for the honest mechanism these have a loss of
+** exactly eps), on S, their sum, and on the prediction at the added row
+** (post-processing). The broken twin adds noise of scale 1/eps to every counter,
+** ignoring the d + 1 sensitivity. */
+static const char *NB_SCHEMA =
+    "{\"epsilon\": 1, \"classes\": [0, 1], \"features\": ["
+    "{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"b\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"c\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+#define NB_EVENTS 7
+#define NB_HEADER 36                   /* the payload's header (naive_bayes.c, contract 6) */
+#define NB_COUNTERS 14                 /* 2 class counts, then 3 tables of 2 classes x 2 bins */
+static const int NB_MOVED[4] = {1, 5, 9, 13}; /* class count 1; cell (1, bin 1) of each table */
+
+static int64_t nb_counter(const unsigned char *p, int i) {
+  uint64_t v = 0;
+  for (int j = 0; j < 8; j++) v |= (uint64_t)p[NB_HEADER + 8 * i + j] << (8 * j);
+  return (int64_t)v;
+}
+
+static void nb_set_counter(unsigned char *p, int i, int64_t x) {
+  for (int j = 0; j < 8; j++) p[NB_HEADER + 8 * i + j] = (unsigned char)((uint64_t)x >> (8 * j));
+}
+
+static void audit_naive_bayes(int broken) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  rdt_json *opts = rdt_json_parse("{\"bins\": 2}", 11, err, sizeof err);
+  if (!opts || !rdt_options_parse(NB_SCHEMA, strlen(NB_SCHEMA), &schema, &config, err, sizeof err)) {
+    check(0, "naive Bayes audit setup");
+    rdt_json_free(opts);
+    return;
+  }
+  rdt_learn_common c, plain;
+  memset(&c, 0, sizeof c);
+  c.is_private = 1;
+  rdt_eps_from_double(1.0, &c.eps);
+  memset(&plain, 0, sizeof plain); /* the twin trains exactly, then adds its own noise */
+  uint64_t s1, t1;
+  rdt_laplace_params(c.eps, 1, &s1, &t1);
+  double rows[4][3] = {{0.1, 0.1, 0.1}, {0.9, 0.9, 0.9}, {0.2, 0.8, 0.3}, {0.9, 0.9, 0.9}};
+  uint32_t cls[4] = {0, 1, 0, 1};
+  long k[2][NB_EVENTS] = {{0}};
+  int ok = 1;
+  rdt_rng rng;
+  seeded(&rng, broken ? "nb-broken" : "nb", 0);
+  for (long i = 0; ok && i < SAMPLES; i++) {
+    for (int side = 0; ok && side < 2; side++) {
+      void *st = l->start(opts, &schema, broken ? &plain : &c, err, sizeof err);
+      rdt_bytes b = {0};
+      if (st) {
+        for (int r = 0; r < 3 + side; r++) l->row(st, rows[r], cls[r], 0);
+        ok = l->finish(st, &rng);
+        if (ok) l->encode(st, &b);
+      }
+      ok = ok && st && !b.oom && b.n == NB_HEADER + 8 * NB_COUNTERS;
+      if (ok && broken) { /* the twin: scale 1/eps on every counter */
+        for (int j = 0; j < NB_COUNTERS; j++)
+          nb_set_counter(b.p, j, nb_counter(b.p, j) + rdt_discrete_laplace(&rng, s1, t1));
+        rdt_reader r = {b.p, b.n, 0, 0};
+        l->free(st);
+        st = l->decode(&r, &schema, &plain);
+        ok = st != NULL;
+      }
+      if (ok) {
+        int64_t v = 0, lo = INT64_MAX, hi = INT64_MIN;
+        for (int j = 0; j < 4; j++) {
+          int64_t x = nb_counter(b.p, NB_MOVED[j]);
+          v += x;
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
+        double proba[2];
+        l->predict(st, rows[3], proba);
+        /* exact: each moved counter 1 on D, 2 on D'; S 4 on D, 8 on D' */
+        k[side][0] += lo >= 2; /* all four at least their D' value: the loss is exactly eps */
+        k[side][1] += hi <= 1;
+        k[side][2] += v >= 10;
+        k[side][3] += v >= 14;
+        k[side][4] += v <= 2;
+        k[side][5] += v <= -2;
+        k[side][6] += proba[1] > 0.8;
+      }
+      if (st) l->free(st);
+      rdt_bytes_free(&b);
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) check(0, "naive Bayes audit: training, release or codec failed");
+  else
+    report(broken ? "naive Bayes with noise of scale 1/eps on every counter (sensitivity d+1 ignored)"
+                  : "naive Bayes (3 features, 2 bins) on 3 vs 4 rows, the 4 moved counters and the prediction",
+           k[0], k[1], NB_EVENTS, rdt_eps_to_double(c.eps), !broken);
+  rdt_json_free(opts);
+  rdt_schema_free(&schema);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -696,6 +803,8 @@ int main(void) {
   audit_keep_trees(1);
   audit_batch(0);
   audit_batch(1);
+  audit_naive_bayes(0);
+  audit_naive_bayes(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -7,10 +7,12 @@
 #include "../learner.h"
 #include "auto.h"
 #include "constant.h"
+#include "naive_bayes.h"
 #include "random_trees.h"
 
 static const rdt_learner *const learners[] = {
     &rdt_learner_constant,
+    &rdt_learner_naive_bayes,
     &rdt_learner_random_trees,
     &rdt_learner_auto,
     NULL,

@@ -1,0 +1,364 @@
+/*
+** naive_bayes.c - differentially private naive Bayes ("algorithm":
+** "naive_bayes", id 2, classification only), behind learner.h.
+**
+** Contract:
+**   1. Options: "bins" (integer 2..1024, default 10): equal-width public bins
+**      of every numeric feature over its public [min, max] (rdt_learn_bin);
+**      a categorical feature bins by its code (n_values + 1 bins, `other`
+**      last). Bins come from the schema and the options, never from rows.
+**   2. State: C class counts and, per feature f, a C x B_f table of counts
+**      (int64). A row of class k adds 1 to count k and 1 to the cell
+**      (k, bin_f(x_f)) of each of the d tables.
+**   3. Privacy. Neighbouring relation: add or remove one row. L1 sensitivity:
+**      1 for the class counts, 1 per table, d for the d tables together, d+1
+**      for the whole state. The budget eps = num / 2^32 (noise.h) is split
+**      exactly: per = floor(num / (d+1)), eps_tables = d * per, eps_class =
+**      num - eps_tables, so eps_class + eps_tables = eps and eps_class >=
+**      eps/(d+1). The class counts get discrete Laplace noise of scale
+**      1/eps_class, every table cell of scale d/eps_tables = 1/per, about
+**      (d+1)/eps: each release is pure DP for its sensitivity, and together
+**      they are eps-DP by sequential composition.
+**   4. finish() draws the noise of every counter whatever its value (the
+**      work does not depend on the rows) and the noisy counter replaces the
+**      exact one, so nothing exact remains. If the noise cannot be set up
+**      (eps below (d+1) / 2^32) it returns 0 having drawn and changed
+**      nothing. Non-private ("epsilon": null): no noise, both shares 0.
+**   5. predict() is post-processing of the released counters: each is
+**      clamped at 0 and given a pseudo-count (half its noise scale; 1 when
+**      not private), class counts and each class's row of each table are
+**      normalised, log P(k) + sum_f log P(bin_f | k) goes through a softmax
+**      that subtracts the maximum. Every released value gives finite
+**      probabilities adding up to 1. Before finish() it predicts uniformly.
+**   6. Payload (little-endian): u32 version (1), u32 bins, u32 private
+**      (0 or 1), u64 eps_class num, u64 eps_tables num, u32 C, u32 d, then
+**      every counter as u64 (two's complement): the C class counts, then
+**      table 0 class by class, table 1, ... decode() checks each field
+**      against the schema and the common facts (C, d, bins in 2..1024, the
+**      private flag, the shares equal to the split of eps in 3) and the
+**      payload's length before it allocates.
+**   7. encode() writes released states only: on an unreleased one it writes
+**      nothing and marks the buffer failed (oom). merge() takes unreleased
+**      states of the same shape only; row() ignores a released state.
+*/
+#include "naive_bayes.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NB_VERSION 1u
+
+typedef struct nb_state {
+  uint32_t n_classes, n_features, bins;
+  int is_private, released;
+  rdt_eps eps_class, eps_tables;
+  rdt_feature *features; /* binning facts only (type, min, max, n_values): no pointers */
+  uint32_t *n_bins;      /* per feature */
+  size_t *offset;        /* per feature: its table's first counter; offset[d] = n_counts */
+  size_t n_counts;
+  int64_t *counts;       /* C class counts, then the tables */
+  double *logp;          /* released: log-probability of every counter's event */
+} nb_state;
+
+static void nb_free(void *p) {
+  nb_state *st = p;
+  if (!st) return;
+  if (st->counts) sodium_memzero(st->counts, st->n_counts * sizeof *st->counts);
+  if (st->logp) sodium_memzero(st->logp, st->n_counts * sizeof *st->logp);
+  free(st->counts);
+  free(st->logp);
+  free(st->features);
+  free(st->n_bins);
+  free(st->offset);
+  free(st);
+}
+
+/* Contract 3: the exact split of eps over the class counts and the tables. */
+static void nb_split(rdt_eps eps, uint32_t d, rdt_eps *cls, rdt_eps *tables) {
+  uint64_t per = eps.num / ((uint64_t)d + 1);
+  tables->num = per * d; /* <= eps.num: no overflow */
+  cls->num = eps.num - tables->num;
+}
+
+/* Counters of the schema's shape with these bins: class counts plus every
+** table; RDT_NB_MAX_COUNTERS + 1 when more than that. */
+static uint64_t nb_counters(const rdt_schema *s, uint32_t bins) {
+  uint64_t total = s->n_classes; /* <= RDT_MAX_CLASSES; each table adds <= 65534 * 65536 */
+  for (uint32_t f = 0; f < s->n_features && total <= RDT_NB_MAX_COUNTERS; f++)
+    total += (uint64_t)s->n_classes * rdt_learn_bins(&s->features[f], bins);
+  return total <= RDT_NB_MAX_COUNTERS ? total : RDT_NB_MAX_COUNTERS + 1;
+}
+
+/* A state of the schema's shape with zero counters; NULL with err set, or
+** with err empty when out of memory. */
+static nb_state *nb_alloc(const rdt_schema *s, uint32_t bins, int is_private, char *err, size_t en) {
+  if (en) err[0] = 0;
+  uint32_t C = s->n_classes, d = s->n_features;
+  if (nb_counters(s, bins) > RDT_NB_MAX_COUNTERS) {
+    if (en) snprintf(err, en, "naive_bayes: %u classes and these features need more than %llu counters; "
+                              "use fewer \"bins\", classes or values", C, (unsigned long long)RDT_NB_MAX_COUNTERS);
+    return NULL;
+  }
+  nb_state *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->n_classes = C;
+  st->n_features = d;
+  st->bins = bins;
+  st->is_private = is_private;
+  /* d + 1 entries so that d = 0 never asks malloc for 0 bytes */
+  st->features = calloc((size_t)d + 1, sizeof *st->features);
+  st->n_bins = calloc((size_t)d + 1, sizeof *st->n_bins);
+  st->offset = calloc((size_t)d + 1, sizeof *st->offset);
+  if (!st->features || !st->n_bins || !st->offset) {
+    nb_free(st);
+    return NULL;
+  }
+  size_t total = C; /* fits: nb_counters above */
+  for (uint32_t f = 0; f < d; f++) {
+    const rdt_feature *ft = &s->features[f];
+    st->features[f].type = ft->type;
+    st->features[f].min = ft->min;
+    st->features[f].max = ft->max;
+    st->features[f].n_values = ft->n_values;
+    st->n_bins[f] = rdt_learn_bins(ft, bins);
+    st->offset[f] = total;
+    total += (size_t)C * st->n_bins[f];
+  }
+  st->offset[d] = total;
+  st->n_counts = total;
+  st->counts = calloc(st->n_counts ? st->n_counts : 1, sizeof *st->counts);
+  if (!st->counts) {
+    nb_free(st);
+    return NULL;
+  }
+  return st;
+}
+
+static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  if (en) err[0] = 0;
+  if (c->regression) {
+    if (en) snprintf(err, en, "naive_bayes is a classifier: it needs \"classes\", not a regression target");
+    return NULL;
+  }
+  if (s->n_classes < 1) {
+    if (en) snprintf(err, en, "naive_bayes needs at least one class");
+    return NULL;
+  }
+  uint32_t bins = RDT_NB_DEFAULT_BINS;
+  const rdt_json *b = opts ? rdt_json_get(opts, "bins") : NULL;
+  if (b) {
+    if (b->type != RDT_JSON_NUMBER || !b->is_integer || b->integer < 2 || b->integer > RDT_NB_MAX_BINS) {
+      if (en) snprintf(err, en, "option \"bins\" must be an integer from 2 to %u", RDT_NB_MAX_BINS);
+      return NULL;
+    }
+    bins = (uint32_t)b->integer;
+  }
+  nb_state *st = nb_alloc(s, bins, c->is_private != 0, err, en);
+  if (!st) return NULL;
+  if (st->is_private) nb_split(c->eps, st->n_features, &st->eps_class, &st->eps_tables);
+  return st;
+}
+
+static void nb_row(void *p, const double *x, uint32_t cls, double target) {
+  (void)target;
+  nb_state *st = p;
+  /* The caller's contract gives a valid class; a bad one must not write out of bounds. */
+  if (st->released || cls >= st->n_classes) return;
+  st->counts[cls]++;
+  for (uint32_t f = 0; f < st->n_features; f++)
+    st->counts[st->offset[f] + (size_t)cls * st->n_bins[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])]++;
+}
+
+/* Same options and schema: same shape and shares. */
+static int nb_same_shape(const nb_state *a, const nb_state *b) {
+  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins ||
+      a->is_private != b->is_private || a->eps_class.num != b->eps_class.num ||
+      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts)
+    return 0;
+  for (uint32_t f = 0; f < a->n_features; f++)
+    if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
+  return 1;
+}
+
+/* Saturating, so that no sum is undefined behaviour; a deterministic function
+** of the exact sum, hence post-processing when one term is noise. */
+static int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}
+
+static int nb_merge(void *into, const void *from) {
+  nb_state *a = into;
+  const nb_state *b = from;
+  if (a->released || b->released || !nb_same_shape(a, b)) return 0;
+  for (size_t i = 0; i < a->n_counts; i++) a->counts[i] = add_sat(a->counts[i], b->counts[i]);
+  return 1;
+}
+
+/* Contract 5: the log-probabilities of the released counters. */
+static void nb_prepare(nb_state *st) {
+  uint32_t C = st->n_classes;
+  double a_class = 1, a_table = 1;
+  if (st->is_private) {
+    /* half the noise scale: 1/eps_class and d/eps_tables (contract 3) */
+    a_class = 0.5 / rdt_eps_to_double(st->eps_class);
+    if (st->n_features) a_table = 0.5 * st->n_features / rdt_eps_to_double(st->eps_tables);
+    if (!(a_class > 0 && isfinite(a_class))) a_class = 1;
+    if (!(a_table > 0 && isfinite(a_table))) a_table = 1;
+  }
+  double total = 0;
+  for (uint32_t k = 0; k < C; k++) total += st->counts[k] > 0 ? (double)st->counts[k] : 0;
+  for (uint32_t k = 0; k < C; k++) {
+    double n = st->counts[k] > 0 ? (double)st->counts[k] : 0;
+    st->logp[k] = log((n + a_class) / (total + C * a_class));
+  }
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    uint32_t B = st->n_bins[f];
+    for (uint32_t k = 0; k < C; k++) {
+      size_t row = st->offset[f] + (size_t)k * B;
+      double sum = 0;
+      for (uint32_t b = 0; b < B; b++) sum += st->counts[row + b] > 0 ? (double)st->counts[row + b] : 0;
+      for (uint32_t b = 0; b < B; b++) {
+        double n = st->counts[row + b] > 0 ? (double)st->counts[row + b] : 0;
+        st->logp[row + b] = log((n + a_table) / (sum + B * a_table));
+      }
+    }
+  }
+}
+
+static int nb_finish(void *p, rdt_rng *noise) {
+  nb_state *st = p;
+  if (st->released) return 0;
+  uint64_t cs = 0, ct = 0, ts = 0, tt = 0;
+  if (st->is_private) {
+    /* Everything that can fail comes before the first draw (contract 4). */
+    if (!rdt_laplace_params(st->eps_class, 1, &cs, &ct)) return 0;
+    if (st->n_features && !rdt_laplace_params(st->eps_tables, st->n_features, &ts, &tt)) return 0;
+  }
+  st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
+  if (!st->logp) return 0;
+  if (st->is_private) {
+    uint32_t C = st->n_classes;
+    for (size_t i = 0; i < st->n_counts; i++)
+      st->counts[i] = add_sat(st->counts[i], i < C ? rdt_discrete_laplace(noise, cs, ct)
+                                                   : rdt_discrete_laplace(noise, ts, tt));
+  }
+  st->released = 1;
+  nb_prepare(st);
+  return 1;
+}
+
+static void nb_encode(const void *p, rdt_bytes *out) {
+  const nb_state *st = p;
+  if (!st->released) { /* contract 7: exact counters never leave */
+    out->oom = 1;
+    return;
+  }
+  rdt_bytes_u32(out, NB_VERSION);
+  rdt_bytes_u32(out, st->bins);
+  rdt_bytes_u32(out, (uint32_t)st->is_private);
+  rdt_bytes_u64(out, st->eps_class.num);
+  rdt_bytes_u64(out, st->eps_tables.num);
+  rdt_bytes_u32(out, st->n_classes);
+  rdt_bytes_u32(out, st->n_features);
+  for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_u64(out, (uint64_t)st->counts[i]);
+}
+
+static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in), priv = rdt_read_u32(in);
+  rdt_eps ec = {rdt_read_u64(in)}, et = {rdt_read_u64(in)};
+  uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
+  if (in->bad) return NULL;
+  int ok = version == NB_VERSION && bins >= 2 && bins <= RDT_NB_MAX_BINS && priv <= 1 && C == s->n_classes &&
+           C >= 1 && d == s->n_features && (int)priv == (c->is_private != 0) && !c->regression;
+  if (ok && priv) {
+    rdt_eps want_c, want_t;
+    nb_split(c->eps, d, &want_c, &want_t);
+    ok = ec.num == want_c.num && et.num == want_t.num && ec.num > 0 && (d == 0 || et.num > 0);
+  } else if (ok) {
+    ok = ec.num == 0 && et.num == 0;
+  }
+  /* the payload must hold every counter before anything is allocated */
+  uint64_t n = ok ? nb_counters(s, bins) : 0;
+  if (!ok || n > RDT_NB_MAX_COUNTERS || (in->n - in->pos) / 8 < n) {
+    in->bad = 1;
+    return NULL;
+  }
+  char err[8];
+  nb_state *st = nb_alloc(s, bins, (int)priv, err, sizeof err);
+  if (!st) {
+    in->bad = 1;
+    return NULL;
+  }
+  st->eps_class = ec;
+  st->eps_tables = et;
+  for (size_t i = 0; i < st->n_counts; i++) st->counts[i] = (int64_t)rdt_read_u64(in);
+  st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
+  if (in->bad || !st->logp) {
+    in->bad = 1;
+    nb_free(st);
+    return NULL;
+  }
+  st->released = 1;
+  nb_prepare(st);
+  return st;
+}
+
+static void nb_predict(const void *p, const double *x, double *out) {
+  const nb_state *st = p;
+  uint32_t C = st->n_classes;
+  if (!st->released) { /* contract 5: nothing released, nothing learnt */
+    for (uint32_t k = 0; k < C; k++) out[k] = 1.0 / C;
+    return;
+  }
+  double best = -INFINITY;
+  for (uint32_t k = 0; k < C; k++) {
+    double lp = st->logp[k];
+    for (uint32_t f = 0; f < st->n_features; f++)
+      lp += st->logp[st->offset[f] + (size_t)k * st->n_bins[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])];
+    out[k] = lp;
+    if (lp > best) best = lp;
+  }
+  double sum = 0;
+  for (uint32_t k = 0; k < C; k++) sum += out[k] = exp(out[k] - best);
+  for (uint32_t k = 0; k < C; k++) out[k] /= sum; /* sum >= 1: the maximum gives exp(0) */
+}
+
+static void nb_describe(const void *p, rdt_bytes *json) {
+  const nb_state *st = p;
+  char buf[512];
+  if (st->is_private)
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"naive Bayes: discrete Laplace noise of scale (d+1)/epsilon on every class count and "
+             "table cell (d = %u features; L1 sensitivity 1 for the class counts, d for the tables; epsilon split "
+             "exactly between them)\",\"bins\":%u,\"epsilon_class_counts\":%.17g,\"epsilon_tables\":%.17g,",
+             st->n_features, st->bins, rdt_eps_to_double(st->eps_class), rdt_eps_to_double(st->eps_tables));
+  else
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"naive Bayes, not private: exact class counts and tables\",\"bins\":%u,"
+             "\"epsilon_class_counts\":null,\"epsilon_tables\":null,",
+             st->bins);
+  rdt_bytes_text(json, buf);
+}
+
+static const char *const nb_options[] = {"bins", NULL};
+
+const rdt_learner rdt_learner_naive_bayes = {
+    .name = "naive_bayes",
+    .id = RDT_NB_ID,
+    .tasks = RDT_LEARN_CLASSIFICATION,
+    .options = nb_options,
+    .start = nb_start,
+    .row = nb_row,
+    .merge = nb_merge,
+    .finish = nb_finish,
+    .encode = nb_encode,
+    .decode = nb_decode,
+    .predict = nb_predict,
+    .describe = nb_describe,
+    .free = nb_free,
+};

@@ -1,0 +1,504 @@
+/*
+** test_learners.c - unit tests of the learners behind learner.h (no SQLite):
+** the registry, and each learner's options, training, release, codec and
+** prediction. Prints one "ok - name" / "not ok - name" line per check and a
+** closing "N passed, N failed".
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/learner.h"
+#include "core/learners/naive_bayes.h"
+#include "core/options.h"
+
+static int n_pass, n_fail;
+
+static void check(int cond, const char *name) {
+  if (cond) n_pass++;
+  else n_fail++;
+  printf("%s - %s\n", cond ? "ok" : "not ok", name);
+}
+
+static void seeded(rdt_rng *rng, const char *label) {
+  unsigned char key[RDT_RNG_KEYBYTES];
+  rdt_rng_derive_key(key, label, strlen(label), "test");
+  rdt_rng_init_seeded(rng, key);
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+/* Three classes; x informative (class k lives in [k/3, (k+1)/3)), y noise,
+** c informative (mostly the class's code). */
+static const char *SCHEMA_OPTS =
+    "{\"epsilon\": null, \"classes\": [0, 1, 2], \"features\": ["
+    "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"y\", \"type\": \"numeric\", \"min\": -5, \"max\": 5},"
+    "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"a\", \"b\", \"c\"]}]}";
+#define NF 3
+#define NC 3
+
+static int make_schema(const char *opts, rdt_schema *s) {
+  rdt_config c;
+  char err[256];
+  memset(s, 0, sizeof *s);
+  int ok = rdt_options_parse(opts, strlen(opts), s, &c, err, sizeof err);
+  if (!ok) printf("# schema: %s\n", err);
+  return ok;
+}
+
+static rdt_learn_common common(int is_private, double eps) {
+  rdt_learn_common c;
+  memset(&c, 0, sizeof c);
+  c.is_private = is_private;
+  if (is_private) rdt_eps_from_double(eps, &c.eps);
+  return c;
+}
+
+/* n synthetic rows into x (n * NF) and cls. */
+static void make_rows(rdt_rng *rng, size_t n, double *x, uint32_t *cls) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = (uint32_t)rdt_rng_below(rng, NC);
+    cls[i] = k;
+    x[i * NF + 0] = (k + 0.05 + 0.9 * rdt_rng_unit(rng)) / 3;
+    x[i * NF + 1] = -5 + 10 * rdt_rng_unit(rng);
+    x[i * NF + 2] = rdt_rng_below(rng, 10) ? k : (double)rdt_rng_below(rng, 4);
+  }
+}
+
+/* A learner state from a learner-options document (NULL: none). */
+static void *start(const rdt_learner *l, const char *opts, const rdt_schema *s, const rdt_learn_common *c,
+                   char *err, size_t en) {
+  char e2[256];
+  rdt_json *o = NULL;
+  if (opts) {
+    o = rdt_json_parse(opts, strlen(opts), e2, sizeof e2);
+    if (!o) {
+      snprintf(err, en, "json: %.200s", e2);
+      return NULL;
+    }
+  }
+  void *st = l->start(o, s, c, err, en);
+  rdt_json_free(o);
+  return st;
+}
+
+static void train(const rdt_learner *l, void *st, const double *x, const uint32_t *cls, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) l->row(st, x + i * NF, cls[i], 0);
+}
+
+static int encode(const rdt_learner *l, const void *st, rdt_bytes *b) {
+  memset(b, 0, sizeof *b);
+  l->encode(st, b);
+  return !b->oom && b->n > 0;
+}
+
+/* Decoded, and the whole payload consumed. */
+static void *decode(const rdt_learner *l, const unsigned char *p, size_t n, const rdt_schema *s,
+                    const rdt_learn_common *c) {
+  rdt_reader r = {p, n, 0, 0};
+  void *st = l->decode(&r, s, c);
+  if (st && (r.bad || r.pos != n)) {
+    l->free(st);
+    return NULL;
+  }
+  return st;
+}
+
+/* Probabilities finite, in [0, 1] and adding up to 1 at a few points,
+** including ones outside the bounds and unknown codes. */
+static int predictions_sane(const rdt_learner *l, const void *st, uint32_t n_classes) {
+  static const double pts[][NF] = {{0.1, 0, 0}, {0.5, 4.9, 1}, {0.9, -5, 2}, {-3, 99, 3}, {7, -99, -1}, {0.5, 0, 1e9}};
+  double out[16];
+  for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+    l->predict(st, pts[i], out);
+    double sum = 0;
+    for (uint32_t k = 0; k < n_classes; k++) {
+      if (!isfinite(out[k]) || out[k] < 0 || out[k] > 1) return 0;
+      sum += out[k];
+    }
+    if (fabs(sum - 1) > 1e-9) return 0;
+  }
+  return 1;
+}
+
+static double accuracy(const rdt_learner *l, const void *st, const double *x, const uint32_t *cls, size_t n) {
+  size_t right = 0;
+  double out[NC];
+  for (size_t i = 0; i < n; i++) {
+    l->predict(st, x + i * NF, out);
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < NC; k++)
+      if (out[k] > out[best]) best = k;
+    right += best == cls[i];
+  }
+  return (double)right / n;
+}
+
+/* ---- registry ------------------------------------------------------------ */
+
+static void test_registry(void) {
+  check(rdt_learner_find("naive_bayes") == &rdt_learner_naive_bayes &&
+            rdt_learner_by_id(RDT_NB_ID) == &rdt_learner_naive_bayes && rdt_learner_naive_bayes.id == 2,
+        "registry: naive_bayes found by name and by id 2");
+  check(rdt_learner_find("naive bayes") == NULL && rdt_learner_find("") == NULL && rdt_learner_by_id(0) == NULL &&
+            rdt_learner_by_id(1) == NULL && rdt_learner_by_id(99) == NULL,
+        "registry: unknown names and ids (1 is reserved for constant) are NULL");
+  check(rdt_learner_naive_bayes.tasks == RDT_LEARN_CLASSIFICATION && rdt_learner_naive_bayes.options[0] &&
+            strcmp(rdt_learner_naive_bayes.options[0], "bins") == 0 && rdt_learner_naive_bayes.options[1] == NULL,
+        "registry: naive_bayes classifies and reads the option \"bins\" only");
+}
+
+/* ---- naive Bayes ----------------------------------------------------------- */
+
+#define NTRAIN 3000
+#define NTEST 600
+
+static void test_nb_options(const rdt_schema *s) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(0, 0);
+  char err[256];
+  rdt_bytes d = {0};
+  void *st = start(l, NULL, s, &c, err, sizeof err);
+  if (st) l->describe(st, &d);
+  rdt_bytes_put(&d, "", 1);
+  check(st && !d.oom && strstr((char *)d.p, "\"bins\":10,") && strstr((char *)d.p, "not private"),
+        "naive_bayes: no options -> 10 bins, described as not private");
+  l->free(st);
+  rdt_bytes_free(&d);
+  st = start(l, "{\"bins\": 1024, \"trees\": 3}", s, &c, err, sizeof err);
+  check(st != NULL, "naive_bayes: bins 1024 accepted, other keys left to the caller");
+  l->free(st);
+  const char *bad[] = {"{\"bins\": 1}", "{\"bins\": 1025}", "{\"bins\": 2.5}", "{\"bins\": \"8\"}",
+                       "{\"bins\": true}", "{\"bins\": null}", "{\"bins\": -3}", "{\"bins\": 1e3}"};
+  int all = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = 0;
+    st = start(l, bad[i], s, &c, err, sizeof err);
+    all &= st == NULL && strstr(err, "\"bins\"") != NULL;
+    if (st) l->free(st);
+  }
+  check(all, "naive_bayes: 8 bad \"bins\" refused, the message names the option");
+  rdt_schema big = *s; /* a shallow copy: only the class count changes, nothing is freed */
+  big.n_classes = RDT_MAX_CLASSES;
+  err[0] = 0;
+  st = start(l, "{\"bins\": 1024}", &big, &c, err, sizeof err);
+  check(st == NULL && strstr(err, "counters") != NULL,
+        "naive_bayes: 65534 classes x 1024 bins (over 2^26 counters) refused before any allocation");
+  if (st) l->free(st);
+  rdt_learn_common r = common(0, 0);
+  r.regression = 1;
+  err[0] = 0;
+  st = start(l, NULL, s, &r, err, sizeof err);
+  check(st == NULL && err[0], "naive_bayes: a regression task is refused");
+  if (st) l->free(st);
+}
+
+static void test_nb_nonprivate(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
+                               const uint32_t *tcls) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(0, 0);
+  char err[256];
+  rdt_rng rng;
+  seeded(&rng, "nb-nonprivate");
+  void *st = start(l, "{\"bins\": 8}", s, &c, err, sizeof err);
+  if (!st) {
+    check(0, "naive_bayes: start");
+    return;
+  }
+  train(l, st, x, cls, 0, NTRAIN);
+  double out[NC];
+  l->predict(st, tx, out);
+  check(out[0] == 1.0 / 3 && out[1] == 1.0 / 3 && out[2] == 1.0 / 3, "naive_bayes: before finish it predicts uniformly");
+  rdt_bytes b;
+  l->encode(st, (memset(&b, 0, sizeof b), &b));
+  check(b.oom && b.n == 0, "naive_bayes: encode refuses an unreleased state");
+  rdt_bytes_free(&b);
+  rdt_rng before = rng;
+  check(l->finish(st, &rng) == 1 && memcmp(&before, &rng, sizeof rng) == 0,
+        "naive_bayes: non-private finish draws no noise");
+  double acc = accuracy(l, st, tx, tcls, NTEST);
+  char name[128];
+  snprintf(name, sizeof name, "naive_bayes: non-private, separable data: accuracy %.3f >= 0.97", acc);
+  check(acc >= 0.97, name);
+  check(predictions_sane(l, st, NC), "naive_bayes: probabilities finite and adding up to 1");
+
+  /* codec */
+  rdt_bytes e1, e2;
+  int ok = encode(l, st, &e1);
+  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
+  ok = back && encode(l, back, &e2);
+  check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0 && e1.n == 36 + 8 * (NC + NC * (8 + 8 + 4)),
+        "naive_bayes: encode -> decode -> encode is byte-identical (36-byte header + counters)");
+  int same = back != NULL;
+  double o1[NC], o2[NC];
+  for (size_t i = 0; same && i < 50; i++) {
+    l->predict(st, tx + i * NF, o1);
+    l->predict(back, tx + i * NF, o2);
+    same &= memcmp(o1, o2, sizeof o1) == 0;
+  }
+  check(same, "naive_bayes: the decoded model predicts exactly as the original");
+  if (back) l->free(back);
+  if (ok) rdt_bytes_free(&e2);
+
+  int all = 1;
+  for (size_t n = 0; n < e1.n; n++) {
+    rdt_reader r = {e1.p, n, 0, 0};
+    void *t = l->decode(&r, s, &c);
+    all &= t == NULL && r.bad;
+    if (t) l->free(t);
+  }
+  check(all, "naive_bayes: decode rejects every truncation");
+
+  /* Every single-bit flip: rejected or decoded into a sane model. Flips of
+  ** the version, private flag, shares, C and d must all be rejected. */
+  int safe = 1, strict = 1;
+  long rejected = 0;
+  unsigned char *p = malloc(e1.n);
+  for (size_t bit = 0; p && bit < 8 * e1.n; bit++) {
+    memcpy(p, e1.p, e1.n);
+    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    rdt_reader r = {p, e1.n, 0, 0};
+    void *t = l->decode(&r, s, &c);
+    if (t) {
+      safe &= predictions_sane(l, t, NC);
+      l->free(t);
+    } else {
+      rejected++;
+    }
+    size_t byte = bit / 8;
+    if (byte < 36 && !(byte >= 4 && byte < 8)) strict &= t == NULL;
+  }
+  free(p);
+  snprintf(name, sizeof name, "naive_bayes: %zu single-bit flips: no crash, every decoded one sane (%ld rejected)",
+           8 * e1.n, rejected);
+  check(safe, name);
+  check(strict, "naive_bayes: every flip of version, private flag, shares, classes or features is rejected");
+
+  /* crafted headers: bins outside 2..1024, a foreign schema */
+  unsigned char h[36];
+  memcpy(h, e1.p, 36);
+  int refused = 1;
+  for (uint32_t bins = 0; bins < 3; bins++) {
+    uint32_t v = bins == 0 ? 1 : bins == 1 ? 1025 : 0;
+    for (int i = 0; i < 4; i++) h[4 + i] = (unsigned char)(v >> (8 * i));
+    unsigned char *q = malloc(36 + 8 * 100000);
+    if (!q) continue;
+    memcpy(q, h, 36);
+    memset(q + 36, 0, 8 * 100000);
+    rdt_reader r = {q, 36 + 8 * 100000, 0, 0};
+    void *t = l->decode(&r, s, &c);
+    refused &= t == NULL && r.bad;
+    if (t) l->free(t);
+    free(q);
+  }
+  check(refused, "naive_bayes: decode refuses bins 0, 1 and 1025");
+  rdt_schema other;
+  if (make_schema("{\"epsilon\": null, \"classes\": [0, 1], \"features\": ["
+                  "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+                  "{\"name\": \"y\", \"type\": \"numeric\", \"min\": -5, \"max\": 5},"
+                  "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"a\", \"b\", \"c\"]}]}",
+                  &other)) {
+    void *t = decode(l, e1.p, e1.n, &other, &c);
+    check(t == NULL, "naive_bayes: decode refuses a payload of another schema (2 classes, not 3)");
+    if (t) l->free(t);
+    rdt_schema_free(&other);
+  }
+  rdt_learn_common pc = common(1, 1.0);
+  void *t = decode(l, e1.p, e1.n, s, &pc);
+  check(t == NULL, "naive_bayes: a non-private payload is refused where a private model is expected");
+  if (t) l->free(t);
+
+  /* hostile counters: extreme values still give sane probabilities */
+  p = malloc(e1.n);
+  if (p) {
+    memcpy(p, e1.p, e1.n);
+    for (size_t i = 36; i + 8 <= e1.n; i += 8) {
+      uint64_t v = (i / 8) % 3 == 0 ? (uint64_t)INT64_MAX : (i / 8) % 3 == 1 ? (uint64_t)INT64_MIN : 0;
+      for (int j = 0; j < 8; j++) p[i + j] = (unsigned char)(v >> (8 * j));
+    }
+    t = decode(l, p, e1.n, s, &c);
+    check(t && predictions_sane(l, t, NC), "naive_bayes: counters at INT64_MAX / INT64_MIN still predict sanely");
+    if (t) l->free(t);
+    free(p);
+  }
+  rdt_bytes_free(&e1);
+
+  /* merge: two halves equal the whole */
+  void *a = start(l, "{\"bins\": 8}", s, &c, err, sizeof err), *bb = start(l, "{\"bins\": 8}", s, &c, err, sizeof err);
+  void *w = start(l, "{\"bins\": 9}", s, &c, err, sizeof err);
+  if (a && bb && w) {
+    train(l, a, x, cls, 0, NTRAIN / 3);
+    train(l, bb, x, cls, NTRAIN / 3, NTRAIN);
+    check(l->merge(w, a) == 0, "naive_bayes: merge refuses a state of other options (bins 9 vs 8)");
+    int merged = l->merge(a, bb) == 1 && l->finish(a, &rng) == 1;
+    rdt_bytes m1, m2;
+    merged = merged && encode(l, a, &m1);
+    merged = merged && encode(l, st, &m2);
+    check(merged && m1.n == m2.n && memcmp(m1.p, m2.p, m1.n) == 0,
+          "naive_bayes: merge of two parts equals training on their union (byte-identical)");
+    check(l->merge(a, bb) == 0 && l->merge(bb, a) == 0, "naive_bayes: merge refuses a released state");
+    if (merged) {
+      rdt_bytes_free(&m1);
+      rdt_bytes_free(&m2);
+    }
+  }
+  if (a) l->free(a);
+  if (bb) l->free(bb);
+  if (w) l->free(w);
+  rdt_rng_clear(&rng);
+  l->free(st);
+}
+
+static void test_nb_private(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
+                            const uint32_t *tcls) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(1, 1.0);
+  char err[256], name[160];
+  rdt_rng rng;
+  seeded(&rng, "nb-private");
+  void *st = start(l, "{\"bins\": 8}", s, &c, err, sizeof err);
+  if (!st) {
+    check(0, "naive_bayes: private start");
+    return;
+  }
+  train(l, st, x, cls, 0, NTRAIN);
+  check(l->finish(st, &rng) == 1, "naive_bayes: private finish");
+  check(l->finish(st, &rng) == 0, "naive_bayes: a second finish is refused (noise is added once)");
+  double acc = accuracy(l, st, tx, tcls, NTEST);
+  snprintf(name, sizeof name, "naive_bayes: eps 1, %d rows: accuracy %.3f >= 0.9", NTRAIN, acc);
+  check(acc >= 0.9, name);
+  check(predictions_sane(l, st, NC), "naive_bayes: private probabilities finite and adding up to 1");
+
+  rdt_bytes e1, e2, d = {0};
+  int ok = encode(l, st, &e1);
+  uint64_t ec = 0, et = 0;
+  for (int i = 0; ok && i < 8; i++) {
+    ec |= (uint64_t)e1.p[12 + i] << (8 * i);
+    et |= (uint64_t)e1.p[20 + i] << (8 * i);
+  }
+  uint64_t per = c.eps.num / (NF + 1);
+  check(ok && et == NF * per && ec + et == c.eps.num && ec >= per,
+        "naive_bayes: eps split exactly: tables d * floor(eps/(d+1)), class counts the rest, sum eps");
+  l->describe(st, &d);
+  rdt_bytes_put(&d, "", 1);
+  char want[160];
+  snprintf(want, sizeof want, "\"epsilon_class_counts\":%.17g,\"epsilon_tables\":%.17g,",
+           rdt_eps_to_double((rdt_eps){ec}), rdt_eps_to_double((rdt_eps){et}));
+  check(!d.oom && strstr((char *)d.p, "\"mechanism\":\"naive Bayes: discrete Laplace") && strstr((char *)d.p, want) &&
+            strstr((char *)d.p, "\"bins\":8,") && d.p[d.n - 2] == ',',
+        "naive_bayes: describe reports the mechanism, bins and both shares, members ending in a comma");
+  rdt_bytes_free(&d);
+  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
+  ok = back && encode(l, back, &e2);
+  check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0, "naive_bayes: private encode -> decode -> encode identical");
+  if (back) l->free(back);
+  if (ok) rdt_bytes_free(&e2);
+  rdt_learn_common c2 = common(1, 2.0), np = common(0, 0);
+  void *t1 = decode(l, e1.p, e1.n, s, &c2), *t2 = decode(l, e1.p, e1.n, s, &np);
+  check(!t1 && !t2, "naive_bayes: decode refuses shares not split from the model's eps, and a non-private reading");
+  if (t1) l->free(t1);
+  if (t2) l->free(t2);
+  int safe = 1;
+  unsigned char *p = malloc(e1.n);
+  for (size_t bit = 0; p && bit < 8 * 36; bit++) {
+    memcpy(p, e1.p, e1.n);
+    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    rdt_reader r = {p, e1.n, 0, 0};
+    void *t = l->decode(&r, s, &c);
+    if (t) {
+      safe &= predictions_sane(l, t, NC) && bit / 8 >= 4 && bit / 8 < 8; /* only bins may change */
+      l->free(t);
+    }
+  }
+  free(p);
+  check(safe, "naive_bayes: private header flips are rejected (bins flips may decode, sanely)");
+  rdt_bytes_free(&e1);
+  l->free(st);
+
+  /* eps too small to split over d + 1 counters: nothing drawn, nothing released */
+  rdt_learn_common tiny = common(1, 1.0);
+  tiny.eps.num = NF; /* floor(3 / 4) = 0 for the tables */
+  st = start(l, NULL, s, &tiny, err, sizeof err);
+  if (st) {
+    train(l, st, x, cls, 0, 10);
+    rdt_rng before = rng;
+    rdt_bytes b;
+    int fin = l->finish(st, &rng);
+    l->encode(st, (memset(&b, 0, sizeof b), &b));
+    check(fin == 0 && memcmp(&before, &rng, sizeof rng) == 0 && b.oom && b.n == 0,
+          "naive_bayes: finish with eps below (d+1)/2^32 returns 0, draws nothing, releases nothing");
+    rdt_bytes_free(&b);
+    l->free(st);
+  } else {
+    check(0, "naive_bayes: start with a tiny eps");
+  }
+  rdt_rng_clear(&rng);
+}
+
+/* No features (d = 0; the options always have one, so the schema is cut
+** down by hand): the class counts alone, with the whole eps. */
+static void test_nb_no_features(void) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_schema s;
+  if (!make_schema("{\"epsilon\": null, \"classes\": [\"a\", \"b\"], \"features\": ["
+                   "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+                   &s)) {
+    check(0, "naive_bayes: no-feature schema");
+    return;
+  }
+  s.n_features = 0;
+  rdt_learn_common c = common(1, 0.5);
+  char err[256];
+  rdt_rng rng;
+  seeded(&rng, "nb-nofeatures");
+  void *st = start(l, NULL, &s, &c, err, sizeof err);
+  double out[2] = {0, 0};
+  rdt_bytes b = {0};
+  int ok = st && (l->row(st, NULL, 1, 0), l->finish(st, &rng) == 1) && encode(l, st, &b);
+  if (ok) l->predict(st, NULL, out);
+  uint64_t ec = 0, et = 0;
+  for (int i = 0; ok && i < 8; i++) {
+    ec |= (uint64_t)b.p[12 + i] << (8 * i);
+    et |= (uint64_t)b.p[20 + i] << (8 * i);
+  }
+  void *back = ok ? decode(l, b.p, b.n, &s, &c) : NULL;
+  check(ok && back && ec == c.eps.num && et == 0 && b.n == 36 + 2 * 8 && fabs(out[0] + out[1] - 1) < 1e-12,
+        "naive_bayes: no features: the class counts alone get the whole eps, and decode");
+  if (back) l->free(back);
+  rdt_bytes_free(&b);
+  if (st) l->free(st);
+  rdt_rng_clear(&rng);
+  s.n_features = 1;
+  rdt_schema_free(&s);
+}
+
+int main(void) {
+  if (sodium_init() < 0) return 1;
+  test_registry();
+  rdt_schema s;
+  double *x = malloc(sizeof(double) * NF * NTRAIN), *tx = malloc(sizeof(double) * NF * NTEST);
+  uint32_t *cls = malloc(sizeof(uint32_t) * NTRAIN), *tcls = malloc(sizeof(uint32_t) * NTEST);
+  if (!x || !tx || !cls || !tcls || !make_schema(SCHEMA_OPTS, &s)) {
+    check(0, "fixtures");
+  } else {
+    rdt_rng rng;
+    seeded(&rng, "nb-data");
+    make_rows(&rng, NTRAIN, x, cls);
+    make_rows(&rng, NTEST, tx, tcls);
+    rdt_rng_clear(&rng);
+    test_nb_options(&s);
+    test_nb_nonprivate(&s, x, cls, tx, tcls);
+    test_nb_private(&s, x, cls, tx, tcls);
+    test_nb_no_features();
+    rdt_schema_free(&s);
+  }
+  free(x);
+  free(tx);
+  free(cls);
+  free(tcls);
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail != 0;
+}
