@@ -144,8 +144,8 @@ static void test_registry(void) {
             rdt_learner_by_id(RDT_NB_ID) == &rdt_learner_naive_bayes && rdt_learner_naive_bayes.id == 2,
         "registry: naive_bayes found by name and by id 2");
   check(rdt_learner_find("naive bayes") == NULL && rdt_learner_find("") == NULL && rdt_learner_by_id(0) == NULL &&
-            rdt_learner_by_id(1) == NULL && rdt_learner_by_id(99) == NULL,
-        "registry: unknown names and ids (1 is reserved for constant) are NULL");
+            rdt_learner_by_id(1) == rdt_learner_find("constant") && rdt_learner_by_id(99) == NULL,
+        "registry: unknown names and ids are NULL; id 1 is constant");
   check(rdt_learner_naive_bayes.tasks == RDT_LEARN_CLASSIFICATION && rdt_learner_naive_bayes.options[0] &&
             strcmp(rdt_learner_naive_bayes.options[0], "bins") == 0 && rdt_learner_naive_bayes.options[1] == NULL,
         "registry: naive_bayes classifies and reads the option \"bins\" only");
