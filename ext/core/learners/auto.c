@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AUTO_VALIDATION_SHARE 10
+#define AUTO_VALIDATION_SHARE 20
 #define AUTO_CONSTANT_SHARE 20
 #define AUTO_BOOST_SNR 42.0
 #define AUTO_BINS 10
