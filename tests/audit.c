@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/batch.h"
+#include "core/learners/auto.h"
 #include "core/diprime.h"
 #include "core/forest.h"
 #include "core/learner.h"
@@ -777,6 +778,100 @@ static void audit_naive_bayes(int broken) {
   rdt_schema_free(&schema);
 }
 
+/* ---- mechanism: auto's guard (learners/auto.c, step 4) --------------------
+** Neighbours: one validation row more, which moves the exact gain (the
+** picked model's correct predictions minus the constant model's) by at most
+** 1: gains 2 and 3. Released: the noisy gain; events: the decision (kept
+** when > 0) and two thresholds. The broken twin noises with twice the eps
+** it claims. */
+#define AUTO_EVENTS 3
+static void audit_auto_guard(int broken) {
+  rdt_eps eps, used;
+  rdt_eps_from_double(1.0, &eps);
+  used = eps;
+  if (broken) used.num *= 2;
+  long k[2][AUTO_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "auto-broken" : "auto", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2; side++) {
+      double g;
+      ok = rdt_auto_guard(2.0 + side, 0, used, &rng, &g);
+      k[side][0] += g > 0;
+      k[side][1] += g > 4;
+      k[side][2] += g <= -1;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) {
+    check(0, "auto guard audit setup");
+    return;
+  }
+  report(broken ? "auto's guard noised with twice the eps it claims (broken twin)"
+                : "auto's guard: noisy validation gain, gains 2 vs 3",
+         k[0], k[1], AUTO_EVENTS, 1.0, !broken);
+}
+
+/* ---- mechanism: the constant learner (learners/constant.c) ----------------
+** Neighbours: rows {0, 0, 1} and one more row of class 1. Released: the
+** noisy class counts through the learner interface; events on class 1's
+** count. The broken twin trains with twice the eps its model claims. */
+#define CONSTANT_EVENTS 3
+static void audit_constant(int broken) {
+  const char *opts = "{\"epsilon\": 1, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", "
+                     "\"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  const rdt_learner *l = rdt_learner_find("constant");
+  if (!l || !rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
+                                       sizeof err)) {
+    check(0, "constant audit setup");
+    return;
+  }
+  if (broken) c.eps.num *= 2;
+  long k[2][CONSTANT_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "constant-broken" : "constant", 0);
+  double x = 0.5;
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      l->row(st, &x, 0, 0);
+      l->row(st, &x, 0, 0);
+      l->row(st, &x, 1, 0);
+      if (side) l->row(st, &x, 1, 0);
+      ok = l->finish(st, &rng);
+      rdt_bytes b = {0};
+      l->encode(st, &b);
+      rdt_reader r = {b.p, b.n, 0, 0};
+      (void)rdt_read_u64(&r);
+      int64_t v = (int64_t)rdt_read_u64(&r); /* class 1's released count */
+      ok = ok && !b.oom && !r.bad;
+      rdt_bytes_free(&b);
+      l->free(st);
+      k[side][0] += v >= 2;
+      k[side][1] += v >= 4;
+      k[side][2] += v <= 0;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "constant audit setup");
+    return;
+  }
+  report(broken ? "constant learner trained with twice the eps it claims (broken twin)"
+                : "constant learner: noisy class counts, 3 vs 4 rows",
+         k[0], k[1], CONSTANT_EVENTS, 1.0, !broken);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -805,6 +900,10 @@ int main(void) {
   audit_batch(1);
   audit_naive_bayes(0);
   audit_naive_bayes(1);
+  audit_auto_guard(0);
+  audit_auto_guard(1);
+  audit_constant(0);
+  audit_constant(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

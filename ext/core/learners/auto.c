@@ -178,6 +178,16 @@ static int auto_merge(void *into, const void *from) {
   return !b->oom;
 }
 
+int rdt_auto_guard(double gain, int regression, rdt_eps eps, rdt_rng *noise, double *noisy) {
+  if (!regression) { /* an integer count difference */
+    uint64_t s, t;
+    if (!rdt_laplace_params(eps, 1, &s, &t)) return 0;
+    *noisy = gain + (double)rdt_discrete_laplace(noise, s, t);
+    return 1;
+  }
+  return rdt_lattice_laplace(noise, gain, 1.0, eps, -10, noisy);
+}
+
 static uint32_t argmax(const double *p, uint32_t k) {
   uint32_t best = 0;
   for (uint32_t i = 1; i < k; i++)
@@ -239,15 +249,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
         gain += eq * eq - ep * ep; /* each in [0, 1]: sensitivity 1 */
       }
     }
-    if (a->c.is_private) {
-      if (a->n_classes) {
-        uint64_t s, t;
-        ok = rdt_laplace_params(a->c.eps, 1, &s, &t);
-        if (ok) gain += (double)rdt_discrete_laplace(noise, s, t);
-      } else {
-        ok = rdt_lattice_laplace(noise, gain, 1.0, a->c.eps, -10, &gain);
-      }
-    }
+    if (a->c.is_private) ok = rdt_auto_guard(gain, !a->n_classes, a->c.eps, noise, &gain);
   }
   wipe_validation(a);
   if (!ok) return 0;
