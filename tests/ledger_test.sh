@@ -179,4 +179,33 @@ expect "a record that cannot be written refuses the ledger" \
        "CREATE TRIGGER no_new BEFORE INSERT ON rdt_ledger_files BEGIN SELECT RAISE(ABORT, 'no new ledgers here'); END" \
        "CREATE VIRTUAL TABLE b USING rdt_ledger(epsilon_budget=1)" 2>&1 | err rdt_ledger)|$("$shell" "$bad" "SELECT count(*) FROM sqlite_master WHERE name = 'b'")"
 
+# An application's authorizer that refuses PRAGMA: a bare name cannot be looked up in every
+# schema (refused, nothing charged); a qualified one needs no lookup.
+python_ext=(/usr/bin/python3)
+if [ "${RDT_SANITIZE:-0}" = 1 ]; then
+  python_ext=(env LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)" /usr/bin/python3)
+fi
+expect "a bare name under an authorizer refusing PRAGMA database_list is an error; a qualified name works" \
+  "rdt_fit: cannot list the databases of this connection: not authorized|trained|1" \
+  "$("${python_ext[@]}" - "$ext_abs" "$d/py.db" "$(opts 0.5 pybudget)" 2>&1 <<'PY'
+import sqlite3, sys
+ext, path, opts = sys.argv[1:]
+c = sqlite3.connect(path, isolation_level=None)
+c.enable_load_extension(True)
+c.load_extension(ext)
+c.execute("CREATE TABLE t(x, y)")
+c.execute("CREATE VIRTUAL TABLE pybudget USING rdt_ledger(epsilon_budget=1)")
+c.set_authorizer(lambda action, *rest: sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_PRAGMA else sqlite3.SQLITE_OK)
+fit = "SELECT 'trained' FROM (SELECT rdt_fit(?, 'SELECT x, y AS label FROM t'))"
+try:
+    c.execute(fit, (opts,)).fetchall()
+    out = ["charged"]
+except sqlite3.OperationalError as e:
+    out = [str(e)]
+out.append(c.execute(fit, (opts.replace('"pybudget"', '"main.pybudget"'),)).fetchone()[0])
+out.append(str(c.execute("SELECT count(*) FROM pybudget WHERE kind = 'charge'").fetchone()[0]))
+print("|".join(out))
+PY
+)"
+
 tap_summary
