@@ -11,7 +11,7 @@
 ** rows solely through the charging functions (an application that owns the
 ** connection, e.g. with an authorizer: examples/binding_ledger.py). Whoever
 ** can run arbitrary SQL on the connection can read the rows directly, or
-** edit the files below: the ledger accounts, it does not enforce.
+** edit the records below: for them the ledger is a record, not a limit.
 **
 ** Contract:
 **   1. The charges live in a separate SQLite file (default: the database file
@@ -181,7 +181,7 @@ static int recorded_file(sqlite3 *db, const char *schema, const char *name, char
   if (rc == SQLITE_OK) rc = sqlite3_finalize(q);
   q = NULL;
   if (rc == SQLITE_OK && exists) {
-    sql = sqlite3_mprintf("SELECT file FROM \"%w\".rdt_ledger_files WHERE name = ?1", schema);
+    sql = sqlite3_mprintf("SELECT file FROM \"%w\".rdt_ledger_files WHERE name = ?1 COLLATE NOCASE", schema);
     rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     if (rc == SQLITE_OK) {

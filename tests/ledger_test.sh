@@ -169,7 +169,21 @@ expect "an argument given twice is an error" "rdt_ledger: file is given twice|rd
 expect "a file in a missing directory cannot be resolved" \
   "rdt_ledger: cannot resolve the ledger file '$d/missing/ledger': No such file or directory" \
   "$(q2 "CREATE VIRTUAL TABLE lost USING rdt_ledger(epsilon_budget=1, file='$d/missing/ledger')" | err rdt_ledger)"
+expect "arguments are key=value, from a known set" \
+  "rdt_ledger: expected key=value arguments, got 3|rdt_ledger: unknown argument budget (epsilon_budget, file)" \
+  "$(q2 "CREATE VIRTUAL TABLE args USING rdt_ledger(3)" | err rdt_ledger)|$(q2 "CREATE VIRTUAL TABLE args USING rdt_ledger(budget=3)" | err rdt_ledger)"
+printf 'not a database, just text\n' >"$d/text-file" # SQLITE_NOTADB: the shell appends " (26)"
+expect "a file= that is not an SQLite database is refused" "rdt_ledger: $d/text-file: file is not a database" \
+  "$(q2 "CREATE VIRTUAL TABLE text USING rdt_ledger(epsilon_budget=1, file='$d/text-file')" | err rdt_ledger | sed 's/ (26)$//')"
+q2 "CREATE VIRTUAL TABLE erased USING rdt_ledger(epsilon_budget=1, file='$d/erased-ledger')" >/dev/null
+"$shell" "$d/erased-ledger" "DELETE FROM rdt_ledgers"
+expect "a ledger whose row was deleted from its file is refused, not restarted" \
+  "rdt_ledger: the ledger \"erased\" is missing from its file $d/erased-ledger" \
+  "$(q2 "SELECT * FROM erased" | err rdt_ledger)"
 bad=$d/bad.db
+expect "a database where rdt_ledger_files cannot be created refuses the ledger" \
+  "rdt_ledger: cannot create main.rdt_ledger_files: there is already an index named rdt_ledger_files" \
+  "$("$shell" "$d/index.db" ".load $ext_abs" "CREATE TABLE z(a)" "CREATE INDEX rdt_ledger_files ON z(a)" "CREATE VIRTUAL TABLE b USING rdt_ledger(epsilon_budget=1)" 2>&1 | err rdt_ledger)"
 expect "an unreadable rdt_ledger_files is an error" \
   "rdt_ledger: cannot read main.rdt_ledger_files: no such column: file" \
   "$("$shell" "$bad" ".load $ext_abs" "CREATE TABLE rdt_ledger_files(name)" "CREATE VIRTUAL TABLE b USING rdt_ledger(epsilon_budget=1)" 2>&1 | err rdt_ledger)"
