@@ -47,7 +47,8 @@ typedef struct rdt_conn {
 
 /* Register the rdt_ledger module (holds a reference on conn, dropped by release). */
 int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
-/* Charge eps to the ledger table `name` of this connection, atomically and
+/* Charge eps to the ledger `name` ("table" or "schema.table"; a bare name must
+** name a ledger in one schema only) of this connection, atomically and
 ** durably (sql_ledger.c). Returns 0 with a message when over budget or on error. */
 int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps, const char *function,
                       const char *note, char *err, size_t err_size);

@@ -1,28 +1,51 @@
 /*
-** sql_ledger.c - a privacy-budget ledger that cannot be overspent.
+** sql_ledger.c - a privacy-budget ledger: cooperative accounting of ε.
 **
 **   CREATE VIRTUAL TABLE budget USING rdt_ledger(epsilon_budget=3.0 [, file='path']);
-**   SELECT rdt_train('{"epsilon": 1, "ledger": "budget", ...}', ...) FROM patients;
+**   SELECT rdt_fit('{"epsilon": 1, "ledger": "budget", ...}', 'SELECT ... FROM patients');
 **   SELECT * FROM budget;   -- the budget row, then every charge with running totals
 **
-** Design (why it is durable and race-free):
-**   1. The charges live in a separate SQLite file (default: the main database's
-**      file name + "-rdt-ledger"), written through a connection of the
-**      ledger's own. A charge commits there before the function reads its
-**      first row, so the caller's ROLLBACK cannot undo it (a model already
-**      seen cannot be un-seen), and a write transaction the caller holds on
-**      its own database cannot block it.
+** What it guarantees: a function given "ledger" charges its ε, and commits
+** the charge, before it reads any row, and is refused (nothing charged) when
+** the ledger has less left. It binds only callers who can reach the private
+** rows solely through the charging functions (an application that owns the
+** connection, e.g. with an authorizer: examples/binding_ledger.py). Whoever
+** can run arbitrary SQL on the connection can read the rows directly, or
+** edit the records below: for them the ledger is a record, not a limit.
+**
+** Contract:
+**   1. The charges live in a separate SQLite file (default: the database file
+**      name + "-rdt-ledger"), written through a connection of the ledger's
+**      own. A charge commits there before the function reads its first row,
+**      so the caller's ROLLBACK cannot undo it (a model already seen cannot be
+**      un-seen), and a write transaction the caller holds on its own database
+**      cannot block it.
 **   2. Check and charge are one BEGIN IMMEDIATE transaction on the ledger
 **      file: two connections or processes charging at once are serialised by
 **      SQLite's write lock, so together they never exceed the budget.
 **   3. Amounts are exact: ε is kept as integer numerators over 2^32, the
 **      same rationals the samplers use; budgets are rounded down.
-**   4. Dropping the virtual table keeps the ledger file: spent budget is
-**      never forgotten. Re-creating a ledger of the same name reuses it
-**      (its budget must match).
+**   4. The ledger file must be durable: an empty name, ':memory:' and 'file:'
+**      URIs are refused (their charges could vanish with the connection).
+**   5. The database holding the virtual table records, in its table
+**      rdt_ledger_files(name, file), the canonical (realpath'd) file of each
+**      ledger created in it. Dropping the virtual table keeps the ledger file
+**      and that row: spent budget is never forgotten. Re-creating a ledger of
+**      the same name (ASCII case ignored, as SQL names) must name the same
+**      file and the same budget; connecting one whose file now resolves
+**      elsewhere (a relative path from another directory, a moved database)
+**      is refused. A ledger is created outside BEGIN ... COMMIT, so that its
+**      row cannot be rolled back while its charges stand.
+**   6. No ledger lives in the temp schema (it would last one connection and
+**      shadow a durable ledger of the same name); ledger names hold no '.'.
+**   7. "ledger" names a table as "name" or "schema.name". A bare name that
+**      names ledgers in two schemas (main and an attached database) is
+**      refused as ambiguous rather than charged to either.
 ** A charge is made when training starts; if training then fails, the budget
 ** stays spent (the safe direction).
 */
+#define _XOPEN_SOURCE 700 /* realpath (XSI) */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +55,9 @@
 
 typedef struct rdt_ledger {
   struct rdt_ledger *next;
+  char *schema;      /* the database holding the virtual table (main or attached) */
   char *name;        /* the virtual table's name */
+  char *file;        /* the ledger file, canonical */
   sqlite3 *store;    /* the ledger file's own connection */
   uint64_t budget;   /* numerator over 2^32 */
 } rdt_ledger;
@@ -62,43 +87,156 @@ static const char *const LEDGER_SCHEMA =
     "CREATE TABLE IF NOT EXISTS rdt_charges(id INTEGER PRIMARY KEY, ledger TEXT NOT NULL, time TEXT NOT NULL,"
     " function TEXT NOT NULL, epsilon_num INTEGER NOT NULL, note TEXT);";
 
-/* Parse "key=value" arguments. */
+/* Parse "key=value" arguments; each key at most once. */
 static int ledger_args(int argc, const char *const *argv, double *budget, char **file, char **err) {
   *budget = -1;
   *file = NULL;
+  int seen_budget = 0;
   for (int i = 3; i < argc; i++) {
     const char *a = argv[i], *eq = strchr(a, '=');
     if (!eq) {
       *err = sqlite3_mprintf("rdt_ledger: expected key=value arguments, got %s", a);
-      return 0;
+      goto fail;
     }
     size_t klen = (size_t)(eq - a);
     while (klen && a[klen - 1] == ' ') klen--;
     const char *v = eq + 1;
     while (*v == ' ') v++;
-    if (klen == 14 && strncmp(a, "epsilon_budget", 14) == 0) {
+    int is_budget = klen == 14 && strncmp(a, "epsilon_budget", 14) == 0;
+    int is_file = klen == 4 && strncmp(a, "file", 4) == 0;
+    if (!is_budget && !is_file) {
+      *err = sqlite3_mprintf("rdt_ledger: unknown argument %.*s (epsilon_budget, file)", (int)klen, a);
+      goto fail;
+    }
+    if (is_budget ? seen_budget : *file != NULL) {
+      *err = sqlite3_mprintf("rdt_ledger: %.*s is given twice", (int)klen, a);
+      goto fail;
+    }
+    if (is_budget) {
       char *end;
+      seen_budget = 1;
       *budget = strtod(v, &end);
       if (end == v) *budget = -1;
-    } else if (klen == 4 && strncmp(a, "file", 4) == 0) {
+    } else {
       size_t n = strlen(v);
       if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) {
         v++;
         n -= 2;
       }
       *file = sqlite3_mprintf("%.*s", (int)n, v);
-    } else {
-      *err = sqlite3_mprintf("rdt_ledger: unknown argument %.*s (epsilon_budget, file)", (int)klen, a);
-      return 0;
+      if (!*file) goto fail; /* NULL *err: out of memory */
     }
   }
   return 1;
+fail:
+  sqlite3_free(*file);
+  *file = NULL;
+  return 0;
+}
+
+/* 0 for a name SQLite gives a special meaning: ':memory:', '' (a temporary
+** file) and, in builds with URIs on (the common case), 'file:...', which can
+** name an in-memory database. Their charges would vanish with the connection. */
+static int durable_file_name(const char *file) {
+  return *file && strcmp(file, ":memory:") != 0 && sqlite3_strnicmp(file, "file:", 5) != 0;
+}
+
+/* The canonical absolute path of file (which need not exist yet: then its
+** directory is resolved). NULL with *err set, or NULL alone on no memory. */
+static char *canonical_path(const char *file, char **err) {
+  char *r = realpath(file, NULL), *out = NULL;
+  if (r) {
+    out = sqlite3_mprintf("%s", r);
+    free(r);
+    return out;
+  }
+  const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+  if (errno == ENOENT && *base && strcmp(base, ".") != 0 && strcmp(base, "..") != 0) {
+    char *dir = slash ? sqlite3_mprintf("%.*s", (int)(slash == file ? 1 : slash - file), file) : sqlite3_mprintf(".");
+    if (!dir) return NULL;
+    r = realpath(dir, NULL);
+    sqlite3_free(dir);
+    if (r) {
+      out = sqlite3_mprintf("%s%s%s", r, strcmp(r, "/") == 0 ? "" : "/", base);
+      free(r);
+      return out;
+    }
+  }
+  *err = sqlite3_mprintf("rdt_ledger: cannot resolve the ledger file '%s': %s", file, strerror(errno));
+  return NULL;
+}
+
+/* The file recorded for ledger `name` in schema's rdt_ledger_files, into
+** *recorded (NULL: none, or no such table yet). 0 on error (*err or no memory). */
+static int recorded_file(sqlite3 *db, const char *schema, const char *name, char **recorded, char **err) {
+  *recorded = NULL;
+  sqlite3_stmt *q = NULL;
+  /* No SQL functions here: an application's authorizer may allow few (this
+  ** runs on its connection, from within a charging function). */
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = 'rdt_ledger_files'",
+                              schema);
+  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  int exists = rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
+  if (rc == SQLITE_OK) rc = sqlite3_finalize(q);
+  q = NULL;
+  if (rc == SQLITE_OK && exists) {
+    sql = sqlite3_mprintf("SELECT file FROM \"%w\".rdt_ledger_files WHERE name = ?1 COLLATE NOCASE", schema);
+    rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK) {
+      sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+      int step = sqlite3_step(q);
+      if (step == SQLITE_ROW) {
+        *recorded = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
+        if (!*recorded) rc = SQLITE_NOMEM;
+      } else if (step != SQLITE_DONE) {
+        rc = step;
+      }
+      sqlite3_finalize(q);
+    }
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+    *err = sqlite3_mprintf("rdt_ledger: cannot read %s.rdt_ledger_files: %s", schema, sqlite3_errmsg(db));
+  return rc == SQLITE_OK;
+}
+
+/* Create: make sure schema's rdt_ledger_files exists (in the same database as
+** the virtual table, so it travels with it). */
+static int record_table(sqlite3 *db, const char *schema, char **err) {
+  char *sql = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w\".rdt_ledger_files("
+                              "name TEXT PRIMARY KEY COLLATE NOCASE, file TEXT NOT NULL)", schema);
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK)
+    *err = sqlite3_mprintf("rdt_ledger: cannot create %s.rdt_ledger_files: %s", schema, sqlite3_errmsg(db));
+  return rc;
+}
+
+static int record_insert(sqlite3 *db, const char *schema, const char *name, const char *file, char **err) {
+  sqlite3_stmt *q = NULL;
+  char *sql = sqlite3_mprintf("INSERT INTO \"%w\".rdt_ledger_files(name, file) VALUES (?1, ?2)", schema);
+  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, file, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(q);
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+    *err = sqlite3_mprintf("rdt_ledger: cannot record the ledger in %s.rdt_ledger_files: %s", schema,
+                           sqlite3_errmsg(db));
+  return rc;
 }
 
 static void ledger_free(rdt_ledger *l) {
   if (!l) return;
   if (l->store) sqlite3_close_v2(l->store);
+  sqlite3_free(l->schema);
   sqlite3_free(l->name);
+  sqlite3_free(l->file);
   sqlite3_free(l);
 }
 
@@ -112,45 +250,16 @@ static void ledger_unregister(rdt_conn *conn, rdt_ledger *l) {
   ledger_free(l);
 }
 
-static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err,
-                       int create) {
-  rdt_conn *conn = aux;
-  double budget;
-  char *file = NULL;
-  if (!ledger_args(argc, argv, &budget, &file, err)) return SQLITE_ERROR;
-  rdt_eps b = {0};
-  if (create && (!(budget > 0) || !rdt_eps_from_double(budget, &b))) {
-    sqlite3_free(file);
-    *err = sqlite3_mprintf("rdt_ledger: epsilon_budget=<number from 1e-06 to 1e+06> is required");
-    return SQLITE_ERROR;
-  }
-  if (!file) {
-    const char *main = sqlite3_db_filename(db, argv[1]);
-    if (!main || !*main) {
-      *err = sqlite3_mprintf("rdt_ledger: an in-memory or temporary database needs file='path' for its ledger "
-                             "(the charges must outlive the connection)");
-      return SQLITE_ERROR;
-    }
-    file = sqlite3_mprintf("%s-rdt-ledger", main);
-  }
-  rdt_ledger *l = sqlite3_malloc(sizeof *l);
-  ledger_vtab *v = sqlite3_malloc(sizeof *v);
-  if (!l || !v || !file) {
-    sqlite3_free(l);
-    sqlite3_free(v);
-    sqlite3_free(file);
-    return SQLITE_NOMEM;
-  }
-  memset(l, 0, sizeof *l);
-  memset(v, 0, sizeof *v);
-  l->name = sqlite3_mprintf("%s", argv[2]);
-  int rc = sqlite3_open_v2(file, &l->store, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-  sqlite3_free(file);
+/* Open the ledger file, check or record the budget row (names compared as
+** SQL compares table names, so "Budget" cannot start a fresh budget). */
+static int store_open(rdt_ledger *l, int create, rdt_eps b, char **err) {
+  int rc = sqlite3_open_v2(l->file, &l->store, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
   if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(l->store, 30000);
   if (rc == SQLITE_OK) rc = sqlite3_exec(l->store, LEDGER_SCHEMA, NULL, NULL, NULL);
   sqlite3_stmt *q = NULL;
   if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(l->store, "SELECT budget_num FROM rdt_ledgers WHERE name = ?1", -1, &q, NULL);
+    rc = sqlite3_prepare_v2(l->store, "SELECT budget_num FROM rdt_ledgers WHERE name = ?1 COLLATE NOCASE "
+                            "ORDER BY budget_num LIMIT 1", -1, &q, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
     int step = sqlite3_step(q);
@@ -174,18 +283,90 @@ static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv
         sqlite3_finalize(ins);
       }
     } else if (step == SQLITE_DONE) {
-      *err = sqlite3_mprintf("rdt_ledger: the ledger \"%s\" is missing from its file", l->name);
+      *err = sqlite3_mprintf("rdt_ledger: the ledger \"%s\" is missing from its file %s", l->name, l->file);
       rc = SQLITE_ERROR;
     } else {
       rc = step;
     }
   }
   sqlite3_finalize(q);
+  if (rc != SQLITE_OK && !*err)
+    *err = sqlite3_mprintf("rdt_ledger: %s: %s", l->file,
+                           l->store ? sqlite3_errmsg(l->store) : "cannot open the ledger file");
+  return rc;
+}
+
+static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err,
+                       int create) {
+  rdt_conn *conn = aux;
+  double budget;
+  char *file = NULL, *recorded = NULL;
+  const char *schema = argv[1], *name = argv[2];
+  if (!ledger_args(argc, argv, &budget, &file, err)) return *err ? SQLITE_ERROR : SQLITE_NOMEM;
+  rdt_eps b = {0};
+  int rc = SQLITE_OK;
+  if (create && (!(budget > 0) || !rdt_eps_from_double(budget, &b))) {
+    *err = sqlite3_mprintf("rdt_ledger: epsilon_budget=<number from 1e-06 to 1e+06> is required");
+  } else if (sqlite3_stricmp(schema, "temp") == 0) {
+    *err = sqlite3_mprintf("rdt_ledger: a ledger cannot live in the temp schema: a temp table lasts one connection "
+                           "and would shadow a durable ledger of the same name; create it in main or an attached "
+                           "database");
+  } else if (strchr(name, '.')) {
+    *err = sqlite3_mprintf("rdt_ledger: a ledger's name cannot contain '.' (\"ledger\" options read "
+                           "\"schema.name\")");
+  } else if (file && !durable_file_name(file)) {
+    *err = sqlite3_mprintf("rdt_ledger: file='%s' is not a durable file; give a plain file path (an empty name, "
+                           "':memory:' and 'file:' URIs are refused: their charges could vanish with the connection)",
+                           file);
+  } else if (!file) {
+    const char *main = sqlite3_db_filename(db, schema);
+    if (!main || !*main)
+      *err = sqlite3_mprintf("rdt_ledger: an in-memory or temporary database needs file='path' for its ledger "
+                             "(the charges must outlive the connection)");
+    else if (!(file = sqlite3_mprintf("%s-rdt-ledger", main)))
+      rc = SQLITE_NOMEM;
+  }
+  if (!*err && rc == SQLITE_OK && create && !sqlite3_get_autocommit(db))
+    *err = sqlite3_mprintf("rdt_ledger: create the ledger outside BEGIN ... COMMIT: its row in %s.rdt_ledger_files "
+                           "must not be rolled back while its charges stand", schema);
+  if (*err) rc = SQLITE_ERROR;
+
+  rdt_ledger *l = NULL;
+  ledger_vtab *v = NULL;
+  if (rc == SQLITE_OK) {
+    l = sqlite3_malloc(sizeof *l);
+    v = sqlite3_malloc(sizeof *v);
+    if (l) memset(l, 0, sizeof *l);
+    if (v) memset(v, 0, sizeof *v);
+    if (l) l->schema = sqlite3_mprintf("%s", schema);
+    if (l) l->name = sqlite3_mprintf("%s", name);
+    if (l) l->file = canonical_path(file, err);
+    if (!l || !v || !l->schema || !l->name || !l->file) rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  /* The recorded file wins over a re-created or re-resolved one: checked
+  ** before the ledger file is opened, so a refusal creates no stray file. */
+  if (rc == SQLITE_OK && create) rc = record_table(db, schema, err);
+  if (rc == SQLITE_OK && !recorded_file(db, schema, name, &recorded, err)) rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+  if (rc == SQLITE_OK && recorded && strcmp(recorded, l->file) != 0) {
+    if (create)
+      *err = sqlite3_mprintf("rdt_ledger: the ledger \"%s\" was created in this database with file '%s' (recorded in "
+                             "%s.rdt_ledger_files); it cannot be re-created with file '%s', which would start a fresh "
+                             "budget", name, recorded, schema, l->file);
+    else
+      *err = sqlite3_mprintf("rdt_ledger: the ledger \"%s\" is recorded in %s.rdt_ledger_files with file '%s', but its "
+                             "table now resolves to file '%s' (a relative path read from another directory, or a moved "
+                             "database: update that row to move a ledger)", name, schema, recorded, l->file);
+    rc = SQLITE_ERROR;
+  }
+  if (rc == SQLITE_OK) rc = store_open(l, create, b, err);
   if (rc == SQLITE_OK)
     rc = sqlite3_declare_vtab(db, "CREATE TABLE x(id INTEGER, kind TEXT, time TEXT, function TEXT, epsilon REAL, "
                                   "note TEXT, spent REAL, remaining REAL)");
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && !*err) *err = sqlite3_mprintf("rdt_ledger: %s", sqlite3_errmsg(db));
+  if (rc == SQLITE_OK && create && !recorded) rc = record_insert(db, schema, name, l->file, err);
+  sqlite3_free(file);
+  sqlite3_free(recorded);
   if (rc != SQLITE_OK) {
-    if (!*err) *err = sqlite3_mprintf("rdt_ledger: %s", l->store ? sqlite3_errmsg(l->store) : "cannot open the ledger file");
     ledger_free(l);
     sqlite3_free(v);
     return rc;
@@ -256,8 +437,8 @@ static int ledger_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int a
   c->budget = l->budget;
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(l->store,
-                              "SELECT id, time, function, epsilon_num, note FROM rdt_charges WHERE ledger = ?1 ORDER BY id",
-                              -1, &q, NULL);
+                              "SELECT id, time, function, epsilon_num, note FROM rdt_charges "
+                              "WHERE ledger = ?1 COLLATE NOCASE ORDER BY id", -1, &q, NULL);
   if (rc != SQLITE_OK) return rc;
   sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
   sqlite3_int64 cap = 0;
@@ -278,6 +459,10 @@ static int ledger_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int a
     r->eps = (uint64_t)sqlite3_column_int64(q, 3);
     r->spent = r->eps + (c->n > 1 ? c->rows[c->n - 2].spent : 0);
     r->note = sqlite3_column_type(q, 4) == SQLITE_NULL ? NULL : sqlite3_mprintf("%s", sqlite3_column_text(q, 4));
+    if (!r->time || !r->function || (!r->note && sqlite3_column_type(q, 4) != SQLITE_NULL)) {
+      sqlite3_finalize(q);
+      return SQLITE_NOMEM; /* the row is counted: cursor_clear frees what was allocated */
+    }
   }
   sqlite3_finalize(q);
   c->at = -1; /* the budget row first */
@@ -336,30 +521,97 @@ int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *)) {
   return sqlite3_create_module_v2(db, "rdt_ledger", &ledger_module, conn, release);
 }
 
-static rdt_ledger *find_ledger(rdt_conn *conn, const char *name) {
+static rdt_ledger *find_ledger(rdt_conn *conn, const char *schema, const char *name) {
   rdt_ledger *l = conn->ledgers;
-  while (l && strcmp(l->name, name) != 0) l = l->next;
+  while (l && (sqlite3_stricmp(l->schema, schema) != 0 || sqlite3_stricmp(l->name, name) != 0)) l = l->next;
   return l;
 }
 
-int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps, const char *function,
-                      const char *note, char *err, size_t err_size) {
-  rdt_ledger *l = find_ledger(conn, name);
-  if (!l) {
-    /* SQLite connects a virtual table the first time a statement names it:
-    ** name it once so that a ledger created by another connection is found. */
-    char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 0", name);
-    sqlite3_stmt *q = NULL;
-    if (sql && sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) sqlite3_step(q);
-    sqlite3_finalize(q);
-    sqlite3_free(sql);
-    l = find_ledger(conn, name);
-  }
-  if (!l) {
-    snprintf(err, err_size, "no rdt_ledger table named \"%.100s\" in this connection (CREATE VIRTUAL TABLE %.100s "
-             "USING rdt_ledger(epsilon_budget=...))", name, name);
+/* SQLite connects a virtual table the first time a statement names it: name
+** schema.name once so that a ledger created by another connection is found.
+** Returns 0 with a message when the table exists but cannot be connected (its
+** file was refused, say); a missing table is not an error here. */
+static int connect_table(sqlite3 *db, const char *schema, const char *name, const char *option, char *err,
+                         size_t err_size) {
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" LIMIT 0", schema, name);
+  if (!sql) {
+    snprintf(err, err_size, "out of memory");
     return 0;
   }
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+  sqlite3_free(sql);
+  sqlite3_finalize(q);
+  if (rc == SQLITE_OK || strncmp(sqlite3_errmsg(db), "no such table", 13) == 0) return 1;
+  snprintf(err, err_size, "cannot open the ledger \"%.100s\": %.300s", option, sqlite3_errmsg(db));
+  return 0;
+}
+
+/* The ledger named by the option: "schema.name", or a bare name, which must
+** name a ledger in exactly one schema (temp, main or attached). */
+static rdt_ledger *resolve_ledger(sqlite3 *db, rdt_conn *conn, const char *option, char *err, size_t err_size) {
+  const char *dot = strrchr(option, '.');
+  char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - option), option) : NULL, *found = NULL;
+  const char *name = dot ? dot + 1 : option;
+  rdt_ledger *l = NULL;
+  int matches = 0, ok = 1;
+  sqlite3_str *where = sqlite3_str_new(NULL);
+  if ((dot && !schema) || sqlite3_str_errcode(where)) {
+    snprintf(err, err_size, "out of memory");
+    ok = 0;
+  } else if (schema) {
+    ok = connect_table(db, schema, name, option, err, err_size);
+    if (ok) l = find_ledger(conn, schema, name);
+  } else {
+    sqlite3_stmt *dbs = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &dbs, NULL);
+    while (ok && rc == SQLITE_OK && (rc = sqlite3_step(dbs)) == SQLITE_ROW) {
+      const char *s = (const char *)sqlite3_column_text(dbs, 1);
+      if (!s) continue;
+      ok = connect_table(db, s, name, option, err, err_size);
+      if (ok && find_ledger(conn, s, name)) {
+        if (matches++) sqlite3_str_appendall(where, " and ");
+        sqlite3_str_appendall(where, s);
+        if (!found) found = sqlite3_mprintf("%s", s);
+        if (!found) {
+          snprintf(err, err_size, "out of memory");
+          ok = 0;
+        }
+      }
+      rc = SQLITE_OK;
+    }
+    if (ok && rc != SQLITE_DONE && rc != SQLITE_OK) {
+      snprintf(err, err_size, "cannot list the databases of this connection: %.300s", sqlite3_errmsg(db));
+      ok = 0;
+    }
+    sqlite3_finalize(dbs);
+    if (ok && sqlite3_str_errcode(where)) {
+      snprintf(err, err_size, "out of memory");
+      ok = 0;
+    }
+    if (ok && matches > 1) {
+      snprintf(err, err_size, "the ledger name \"%.100s\" is ambiguous: %.300s each hold an rdt_ledger table of that "
+               "name; name one with its schema, e.g. \"%.100s.%.100s\"", option, sqlite3_str_value(where), found, name);
+      ok = 0;
+    }
+    /* Looked up again after every statement above: none may keep a pointer
+    ** into the registry while SQLite might disconnect a table. */
+    if (ok && matches == 1) l = find_ledger(conn, found, name);
+  }
+  if (ok && !l)
+    snprintf(err, err_size, "no rdt_ledger table named \"%.100s\" in this connection (CREATE VIRTUAL TABLE %.100s "
+             "USING rdt_ledger(epsilon_budget=...))", option, option);
+  sqlite3_free(sqlite3_str_finish(where));
+  sqlite3_free(schema);
+  sqlite3_free(found);
+  return ok ? l : NULL;
+}
+
+int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps eps, const char *function,
+                      const char *note, char *err, size_t err_size) {
+  rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
+  if (!l) return 0;
+  const char *name = option; /* for messages; the file is keyed by l->name */
   /* Check and charge in one IMMEDIATE transaction: the write lock serialises
   ** every connection and process that charges this ledger. */
   int rc = sqlite3_exec(l->store, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -369,9 +621,10 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps
   }
   sqlite3_stmt *q;
   uint64_t spent = 0;
-  rc = sqlite3_prepare_v2(l->store, "SELECT coalesce(sum(epsilon_num), 0) FROM rdt_charges WHERE ledger = ?1", -1, &q, NULL);
+  rc = sqlite3_prepare_v2(l->store, "SELECT coalesce(sum(epsilon_num), 0) FROM rdt_charges WHERE ledger = ?1 "
+                          "COLLATE NOCASE", -1, &q, NULL);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
     rc = sqlite3_step(q) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
     spent = (uint64_t)sqlite3_column_int64(q, 0); /* exact: integer numerators */
     sqlite3_finalize(q);
@@ -387,7 +640,7 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps
     rc = sqlite3_prepare_v2(l->store, "INSERT INTO rdt_charges(ledger, time, function, epsilon_num, note) "
                                       "VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ'), ?2, ?3, ?4)", -1, &q, NULL);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, function, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 3, (sqlite3_int64)eps.num);
     sqlite3_bind_text(q, 4, note, -1, SQLITE_STATIC);

@@ -100,6 +100,14 @@ walkthrough "examples/walkthrough.sql" "banknote-eps1;;NOT PRIVATE" \
 walkthrough "examples/matrix_and_sharp.sql: matrix forest, batch prediction, RDT#" \
   "│ identity +│ [0-9.]+ +│ 16384.0;;matrix-eps2;;│ identity +│ 345 ;;rdt#-eps1;;YES: the centres" \
   sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/matrix_and_sharp.sql | $SQLITE3"
+# Python's sqlite3 module (that of /usr/bin/python3 can load extensions), with the sanitizer
+# runtime preloaded under RDT_SANITIZE, as for the shell.
+python_ext=(/usr/bin/python3)
+if [ "${RDT_SANITIZE:-0}" = 1 ]; then
+  python_ext=(env LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)" /usr/bin/python3)
+fi
+walkthrough "examples/binding_ledger.py: an authorizer makes the ledger binding" \
+  "^binding ledger example: ([0-9]+) of \\1 checks passed$" "${python_ext[@]}" examples/binding_ledger.py "$RDT_EXT"
 
 # Reported, never judged: speed is make bench's business (ratios, one run).
 echo "# total time: $(($(date +%s) - started)) s"
