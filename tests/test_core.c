@@ -19,6 +19,7 @@
 #include "core/model.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/sign.h"
@@ -1069,6 +1070,148 @@ static void test_sharp(void) {
   rdt_rng_clear(&rng);
 }
 
+/* ---- row sample (bottom-k) ---------------------------------------------- */
+
+/* Offer n rows with the given priorities; who[slot] = arrival index of the
+** row each slot holds. Returns the sample size, or -1 on failure. */
+static long sample_rows(uint64_t k, const uint64_t *prio, uint64_t n, uint64_t *who) {
+  rdt_row_sample s;
+  if (!rdt_row_sample_init(&s, k, NULL, "test")) return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t slot;
+    rdt_row_sample_result r = rdt_row_sample_offer_priority(&s, prio[i], &slot);
+    if (r == RDT_ROW_SAMPLE_NOMEM || (r == RDT_ROW_SAMPLE_KEEP && slot >= k)) {
+      rdt_row_sample_free(&s);
+      return -1;
+    }
+    if (r == RDT_ROW_SAMPLE_KEEP) who[slot] = i;
+  }
+  long size = (long)s.size;
+  rdt_row_sample_free(&s);
+  return size;
+}
+
+/* in[i] = 1 iff row i is among the k smallest keys (prio, i): the contract, by brute force. */
+static void bottom_k(uint64_t k, const uint64_t *prio, uint64_t n, uint8_t *in) {
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t below = 0;
+    for (uint64_t j = 0; j < n; j++) below += prio[j] < prio[i] || (prio[j] == prio[i] && j < i);
+    in[i] = below < k;
+  }
+}
+
+static void test_row_sample(void) {
+  enum { MAXN = 3000 };
+  static uint64_t prio[MAXN + 1], who[MAXN + 1], who2[MAXN + 1];
+  static uint8_t in[MAXN + 1], got[MAXN + 1], got2[MAXN + 1];
+  rdt_rng rng;
+  seeded(&rng, "row-sample");
+  /* Exactly the bottom-k, with many ties (priorities in [0, 8)) or none. */
+  int exact = 1, in_order = 1;
+  for (int trial = 0; trial < 600 && exact; trial++) {
+    uint64_t n = trial < 590 ? 1 + rdt_rng_below(&rng, 60) : MAXN, k = 1 + rdt_rng_below(&rng, trial < 590 ? 20 : 2500);
+    int ties = trial % 2;
+    for (uint64_t i = 0; i < n; i++) prio[i] = ties ? rdt_rng_below(&rng, 8) : rdt_rng_u64(&rng);
+    long size = sample_rows(k, prio, n, who);
+    exact &= size == (long)(n < k ? n : k);
+    if (!exact) break;
+    bottom_k(k, prio, n, in);
+    memset(got, 0, n);
+    for (long q = 0; q < size; q++) got[who[q]]++;
+    exact &= memcmp(got, in, n) == 0;
+    if (n <= k)
+      for (long q = 0; q < size; q++) in_order &= who[q] == (uint64_t)q;
+  }
+  check(exact, "row sample: the kept rows are the k smallest (priority, arrival) keys, ties to the earlier row, "
+               "across growths of the buffers");
+  check(in_order, "row sample: up to k rows, every row is kept, in slot order");
+  /* Coupling (contract item 3): one inserted row, same priorities for the others. */
+  int coupled = 1;
+  for (int trial = 0; trial < 2000 && coupled; trial++) {
+    uint64_t n = 1 + rdt_rng_below(&rng, 40), k = 1 + rdt_rng_below(&rng, 12), j = rdt_rng_below(&rng, n + 1);
+    for (uint64_t i = 0; i <= n; i++) prio[i] = trial % 2 ? rdt_rng_below(&rng, 6) : rdt_rng_u64(&rng);
+    long a = sample_rows(k, prio, n + 1, who); /* D' = D with row j inserted */
+    uint64_t d[MAXN];
+    for (uint64_t i = 0, m = 0; i <= n; i++)
+      if (i != j) d[m++] = prio[i];
+    long b = sample_rows(k, d, n, who2);
+    coupled &= a >= 0 && b >= 0;
+    if (!coupled) break;
+    memset(got, 0, n + 1); /* by identity: D' index */
+    memset(got2, 0, n + 1);
+    for (long q = 0; q < a; q++) got[who[q]] = 1;
+    for (long q = 0; q < b; q++) got2[who2[q] < j ? who2[q] : who2[q] + 1] = 1;
+    int added = 0, removed = 0;
+    for (uint64_t i = 0; i <= n; i++) {
+      added += got[i] && !got2[i];
+      removed += got2[i] && !got[i];
+    }
+    coupled &= added <= 1 && removed <= 1 && (added == 0 || got[j]);
+  }
+  check(coupled, "row sample: inserting one row changes the sample by at most that row in and one row out "
+                 "(same priorities for the others, with and without ties)");
+  /* Uniformity with the sampler's own stream: every 3-subset of 8 rows equally likely. */
+  enum { RUNS = 28000, SUBSETS = 56 };
+  long hist[256] = {0};
+  int drawn = 1;
+  for (int run = 0; run < RUNS && drawn; run++) {
+    unsigned char key[RDT_RNG_KEYBYTES];
+    rdt_row_sample s;
+    rdt_rng_bytes(&rng, key, sizeof key);
+    drawn = rdt_row_sample_init(&s, 3, key, "test-uniform");
+    unsigned mask = 0;
+    uint64_t row_in_slot[3] = {0, 0, 0};
+    for (uint64_t i = 0; drawn && i < 8; i++) {
+      uint64_t slot;
+      rdt_row_sample_result r = rdt_row_sample_offer(&s, &slot);
+      drawn = r != RDT_ROW_SAMPLE_NOMEM;
+      if (r == RDT_ROW_SAMPLE_KEEP) row_in_slot[slot] = i;
+    }
+    for (int q = 0; q < 3; q++) mask |= 1u << row_in_slot[q];
+    drawn = drawn && s.size == 3;
+    hist[mask]++;
+    rdt_row_sample_free(&s);
+  }
+  double chi2 = 0, expect = (double)RUNS / SUBSETS;
+  int cells = 0;
+  for (unsigned m = 0; m < 256; m++) {
+    unsigned bits = 0;
+    for (unsigned b = m; b; b >>= 1) bits += b & 1;
+    if (bits != 3) {
+      drawn &= hist[m] == 0;
+      continue;
+    }
+    cells++;
+    chi2 += (hist[m] - expect) * (hist[m] - expect) / expect;
+  }
+  /* 55 degrees of freedom: mean 55, sd 10.5; 120 is beyond 6 sd. */
+  check(drawn && cells == SUBSETS && chi2 < 120, "row sample: with its own stream, every 3-subset of 8 rows is "
+                                                 "equally likely (chi-square, 56 subsets)");
+  /* Seeded streams: the same key and purpose give the same sample, another purpose another. */
+  unsigned char key[RDT_RNG_KEYBYTES] = {1};
+  rdt_row_sample s1, s2, s3;
+  int same = rdt_row_sample_init(&s1, 5, key, "p") && rdt_row_sample_init(&s2, 5, key, "p") &&
+             rdt_row_sample_init(&s3, 5, key, "q");
+  int differs = 0;
+  for (int i = 0; same && i < 200; i++) {
+    uint64_t a = 99, b = 99, c = 99;
+    rdt_row_sample_result ra = rdt_row_sample_offer(&s1, &a), rb = rdt_row_sample_offer(&s2, &b);
+    rdt_row_sample_result rc = rdt_row_sample_offer(&s3, &c);
+    same &= ra == rb && a == b;
+    differs |= ra != rc || a != c;
+  }
+  check(same && differs, "row sample: the same seed key and purpose give the same sample; another purpose another");
+  rdt_row_sample_free(&s1);
+  rdt_row_sample_free(&s2);
+  rdt_row_sample_free(&s3);
+  rdt_row_sample_free(&s3); /* twice: safe */
+  rdt_row_sample z;
+  check(!rdt_row_sample_init(&z, 0, NULL, "t") && !rdt_row_sample_init(&z, (uint64_t)RDT_ROW_SAMPLE_MAX_K + 1, NULL, "t"),
+        "row sample: k = 0 and k above 2^32 - 1 are refused");
+  rdt_row_sample_free(&z);
+  rdt_rng_clear(&rng);
+}
+
 static void test_model(const char *golden_path) {
   size_t size, gsize;
   unsigned char *blob = golden_model(&size);
@@ -1353,6 +1496,7 @@ int main(int argc, char **argv) {
   test_forest();
   test_matrix();
   test_sharp();
+  test_row_sample();
   test_tree_selection();
   test_train_worker();
   test_model(golden);
