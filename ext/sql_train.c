@@ -21,6 +21,7 @@
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
+#include "core/row_sample.h"
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
@@ -45,10 +46,11 @@ typedef struct train_state {
   /* RDT#: the public rows (cleaned), kept to label them at the end */
   double *pub;
   uint64_t n_pub;
-  /* DiPriMe: every row, buffered */
+  /* DiPriMe: a uniform sample of at most "max_rows" rows, buffered */
   double *rows_x, *rows_y;
   uint32_t *rows_c;
   uint64_t n_rows, cap_rows;
+  rdt_row_sample sample;    /* which rows are kept (k == 0: not started) */
 } train_state;
 
 static void train_error(sqlite3_context *ctx, train_state *st, const char *msg) {
@@ -258,9 +260,11 @@ static int train_start(sqlite3_context *ctx, train_state *st, int argc, sqlite3_
 
 /* Buffer one DiPriMe row. Row rules as for RDT; a regression target that is
 ** NULL or not a number drops the row (it is clamped into the target bounds
-** later). Growing past "max_rows" is the one refusal that depends on the
-** data: it reveals only that there are more rows than that, to the curator
-** running the query. */
+** later). Beyond "max_rows" rows, a uniform sample of max_rows of them is
+** kept (row_sample.h: bottom-k of random priorities), so the row count never
+** causes an error; diprime.h charges for the sampling whether or not it
+** happens. Running out of memory while growing the buffer is an error about
+** max_rows (a parameter). */
 static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_value **argv) {
   rdt_forest *f = &st->forest;
   uint32_t nf = f->schema.n_features;
@@ -272,15 +276,13 @@ static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_va
     cls = rdt_sql_class(&f->schema, argv[1]);
     if (cls < 0) return;
   }
-  if (st->n_rows == st->cap_rows) {
-    if (st->n_rows >= f->config.max_rows) {
-      char msg[200];
-      snprintf(msg, sizeof msg, "DiPriMe buffers its rows and this input has more than \"max_rows\" = %llu; "
-               "raise max_rows (about %llu bytes per row) or sample the rows first",
-               (unsigned long long)f->config.max_rows, (unsigned long long)(8 * (nf + 1) + 4));
-      train_error(ctx, st, msg);
-      return;
-    }
+  if (st->sample.k == 0 && /* the first kept row: the priorities' own stream, seeded with the model */
+      !rdt_row_sample_init(&st->sample, f->config.max_rows, f->config.seeded ? f->config.seed_key : NULL,
+                           "diprime-row-sample")) {
+    train_error(ctx, st, "\"max_rows\" is out of range"); /* cannot happen: options.c checks it */
+    return;
+  }
+  if (st->sample.size == st->cap_rows && st->cap_rows < f->config.max_rows) { /* room for a new slot */
     uint64_t cap = st->cap_rows ? st->cap_rows * 2 : 1024;
     if (cap > f->config.max_rows) cap = f->config.max_rows;
     double *x = realloc(st->rows_x, (size_t)cap * nf * sizeof *x);
@@ -290,15 +292,22 @@ static void diprime_buffer_row(sqlite3_context *ctx, train_state *st, sqlite3_va
     uint32_t *c = realloc(st->rows_c, (size_t)cap * sizeof *c);
     if (c) st->rows_c = c;
     if (!x || !y || !c) {
-      train_error(ctx, st, "out of memory while buffering rows for DiPriMe; lower \"max_rows\" or sample the rows");
+      train_error(ctx, st, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
       return;
     }
     st->cap_rows = cap;
   }
-  rdt_sql_features(&f->schema, argv + 2, st->rows_x + (size_t)st->n_rows * nf);
-  st->rows_y[st->n_rows] = target;
-  st->rows_c[st->n_rows] = (uint32_t)cls;
-  st->n_rows++;
+  uint64_t slot;
+  rdt_row_sample_result r = rdt_row_sample_offer(&st->sample, &slot);
+  if (r == RDT_ROW_SAMPLE_NOMEM) {
+    train_error(ctx, st, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
+    return;
+  }
+  if (r == RDT_ROW_SAMPLE_SKIP) return;
+  rdt_sql_features(&f->schema, argv + 2, st->rows_x + (size_t)slot * nf);
+  st->rows_y[slot] = target;
+  st->rows_c[slot] = (uint32_t)cls;
+  st->n_rows = st->sample.size; /* slots 0 .. size - 1 hold the sample */
 }
 
 void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -340,6 +349,7 @@ static void train_cleanup(train_state *st) {
   free(st->rows_x);
   free(st->rows_y);
   free(st->rows_c);
+  rdt_row_sample_free(&st->sample); /* its priorities would tell the row count */
   st->rows_x = st->rows_y = NULL;
   st->rows_c = NULL;
   if (st->xs) /* buffered rows are private too */

@@ -18,7 +18,11 @@ static uint32_t candidate_count(const rdt_config *c, uint32_t n_features) {
 
 int rdt_diprime_budget(rdt_config *c, uint32_t n_features) {
   if (!c->is_private) return 1;
-  uint64_t tree = c->partition ? c->eps.num : c->eps.num / c->trees;
+  /* Contract item 6: the trees grow on a row sample that one neighbouring
+  ** row changes by up to two rows, so every share comes from eps / 2, always
+  ** (whether the sample dropped rows must not show). */
+  uint64_t half = c->eps.num / 2;
+  uint64_t tree = c->partition ? half : half / c->trees;
   uint64_t k = candidate_count(c, n_features);
   /* Each share rounded down (the safe direction), in units of 2^-32. */
   c->eps_query.num = (uint64_t)floor((double)tree * c->rho / ((double)c->depth * (double)(k + 1)));
@@ -26,7 +30,8 @@ int rdt_diprime_budget(rdt_config *c, uint32_t n_features) {
   uint64_t leaf_spent = c->task == RDT_TASK_REGRESSION ? 2 * (c->eps_leaf.num / 2) : c->eps_leaf.num;
   if (c->eps_query.num == 0 || leaf_spent == 0) return 0;
   uint64_t per_tree = (uint64_t)c->depth * (k + 1) * c->eps_query.num + leaf_spent;
-  c->eps.num = per_tree * (c->partition ? 1 : c->trees); /* what is actually spent, <= requested */
+  /* What is charged: twice what the queries spend (group privacy of size 2), <= requested. */
+  c->eps.num = 2 * per_tree * (c->partition ? 1 : c->trees);
   return 1;
 }
 
