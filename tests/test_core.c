@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/batch.h"
+#include "core/diprime.h"
 #include "core/json.h"
 #include "core/matrix.h"
 #include "core/median.h"
@@ -366,6 +367,9 @@ static void test_options(void) {
         "options: min < max");
   check(opts_error("{\"epsilon\":1,\"trees\":1024,\"depth\":30,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "model too large"),
         "options: oversized model refused");
+  check(opts_error("{\"algorithm\":\"diprime\",\"task\":\"regression\",\"target\":{\"min\":-1e154,\"max\":1e154},\"epsilon\":1,\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "its square overflows") &&
+            opts_error("{\"algorithm\":\"diprime\",\"task\":\"regression\",\"target\":{\"min\":0,\"max\":1e-155},\"epsilon\":1,\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "its square underflows"),
+        "options: DiPriMe regression bounds whose R^2 overflows or underflows are refused");
   check(opts_error("{\"epsilon\":1", "not valid JSON"), "options: invalid JSON");
   check(opts_error("[]", "must be a JSON object"), "options: not an object");
 }
@@ -1070,6 +1074,56 @@ static void test_sharp(void) {
   rdt_rng_clear(&rng);
 }
 
+/* ---- DiPriMe: fail closed ----------------------------------------------- */
+
+/* Train a seeded DiPriMe forest on 60 rows; `impossible` sets a leaf budget
+** the noise samplers refuse (classification: 0; regression: 2^-32, whose
+** halves round to 0). Returns rdt_diprime_train's result; *nonzero: counters
+** left non-zero. */
+static int diprime_run(int regression, int impossible, int *nonzero) {
+  char opts[512], err[256];
+  snprintf(opts, sizeof opts,
+           "{\"algorithm\": \"diprime\", \"epsilon\": 4, \"trees\": 2, \"depth\": 2, \"candidates\": 1, \"seed\": 3, %s"
+           " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+           regression ? "\"task\": \"regression\", \"target\": {\"min\": 0, \"max\": 1}," : "\"classes\": [0, 1],");
+  rdt_schema schema;
+  rdt_config config;
+  rdt_forest f;
+  memset(&f, 0, sizeof f);
+  if (!rdt_options_parse(opts, strlen(opts), &schema, &config, err, sizeof err) || !rdt_diprime_budget(&config, 1)) {
+    printf("# %s\n", err);
+    return -1;
+  }
+  if (impossible) config.eps_leaf.num = regression ? 1 : 0;
+  double xs[60], ys[60];
+  uint32_t cls[60];
+  for (int i = 0; i < 60; i++) {
+    xs[i] = (i % 10) / 10.0;
+    ys[i] = xs[i];
+    cls[i] = xs[i] > 0.5;
+  }
+  rdt_rng rng;
+  seeded(&rng, "diprime-fail");
+  int r = rdt_forest_init(&f, &schema, &config) ? rdt_diprime_train(&f, xs, cls, regression ? ys : NULL, 60, &rng) : -1;
+  *nonzero = 0;
+  for (size_t i = 0; f.counts && i < (size_t)f.config.trees * f.n_leaves * rdt_forest_slots(&f); i++) *nonzero |= f.counts[i] != 0;
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+  return r;
+}
+
+static void test_diprime(void) {
+  for (int regression = 0; regression < 2; regression++) {
+    int nz_ok, nz_bad;
+    int ok = diprime_run(regression, 0, &nz_ok), bad = diprime_run(regression, 1, &nz_bad);
+    char name[200];
+    snprintf(name, sizeof name, "diprime %s: a leaf noise scale the sampler refuses fails the whole training and "
+             "wipes the counters (nothing to release); the same forest with its real budget trains",
+             regression ? "regression" : "classification");
+    check(ok == 1 && nz_ok && bad == 0 && !nz_bad, name);
+  }
+}
+
 /* ---- row sample (bottom-k) ---------------------------------------------- */
 
 /* Offer n rows with the given priorities; who[slot] = arrival index of the
@@ -1496,6 +1550,7 @@ int main(int argc, char **argv) {
   test_forest();
   test_matrix();
   test_sharp();
+  test_diprime();
   test_row_sample();
   test_tree_selection();
   test_train_worker();

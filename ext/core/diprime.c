@@ -2,6 +2,7 @@
 #include "diprime.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,22 +260,26 @@ static int grow(grower *g, uint32_t idx, uint32_t level, uint64_t *rows, uint64_
   return ok;
 }
 
-static void add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
-  if (!f->config.is_private) return;
+/* Returns 0 when a noise parameter does not fit: the caller then releases
+** nothing (fail closed: never a leaf without its noise). */
+static int add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
+  if (!f->config.is_private) return 1;
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   uint64_t s, t, s2, t2;
   if (f->config.task == RDT_TASK_REGRESSION) {
     rdt_eps half = {f->config.eps_leaf.num / 2};
-    rdt_laplace_params(half, 1, &s, &t);                                   /* count */
-    rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2); /* sum of grid units */
+    if (!rdt_laplace_params(half, 1, &s, &t) ||                                   /* count */
+        !rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2)) /* sum of grid units */
+      return 0;
     for (size_t l = 0; l < leaves; l++) {
       f->counts[2 * l] += rdt_discrete_laplace(rng, s, t);
       f->counts[2 * l + 1] += rdt_discrete_laplace(rng, s2, t2);
     }
   } else {
-    rdt_laplace_params(f->config.eps_leaf, 1, &s, &t);
+    if (!rdt_laplace_params(f->config.eps_leaf, 1, &s, &t)) return 0;
     for (size_t i = 0; i < leaves * f->schema.n_classes; i++) f->counts[i] += rdt_discrete_laplace(rng, s, t);
   }
+  return 1;
 }
 
 int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, const double *y, uint64_t n,
@@ -336,7 +341,9 @@ int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, cons
     g.tree = t;
     ok = grow(&g, 0, 0, rows, m);
   }
-  if (ok) add_leaf_noise(f, rng);
+  if (ok) ok = add_leaf_noise(f, rng);
+  if (!ok && f->counts) /* fail closed: no exact count survives a failed release */
+    sodium_memzero(f->counts, (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f) * sizeof *f->counts);
   if (shifted) memset(shifted, 0, n * sizeof *shifted); /* private values */
   free(shifted);
   free(rows);

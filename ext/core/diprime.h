@@ -79,7 +79,8 @@ int rdt_diprime_budget(rdt_config *c, uint32_t n_features);
 ** diprime: nodes empty, counters zero) on n buffered rows: xs row-major
 ** (n * n_features, already cleaned), cls (classification) or y (regression,
 ** raw targets: clamped here). `rng` drives every choice and every noise draw.
-** Returns 0 on allocation failure. */
+** Returns 0 on allocation failure or when a noise parameter does not fit;
+** then f's counters are wiped and nothing may be released (fail closed). */
 int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, const double *y, uint64_t n,
                       rdt_rng *rng);
 
