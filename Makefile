@@ -46,7 +46,7 @@ build/audit: tests/audit.c $(CORE_SRC) $(HEADERS)
 
 build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -DRDT_COUNT_WORK -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
@@ -59,7 +59,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 test-asan:
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SOFLAGS) -o build/asan/rdt.$(SOEXT) $(CORE_SRC) $(SQL_SRC) $(SODIUM_LIBS) -lm
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DRDT_COUNT_WORK -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm

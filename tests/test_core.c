@@ -1074,6 +1074,92 @@ static void test_sharp(void) {
   rdt_rng_clear(&rng);
 }
 
+/* RDT# contract item 6: every private row costs the same work. Public rows
+** crowd into one corner (dense leaves) and a few sit in the other (sparse
+** leaves, and leaves without public rows); their x values repeat, so centres
+** tie. Work is counted in distance evaluations (build/test_core is compiled
+** with RDT_COUNT_WORK). */
+static void test_sharp_constant_work(void) {
+#ifndef RDT_COUNT_WORK
+  check(0, "rdt#: constant work needs build/test_core compiled with -DRDT_COUNT_WORK");
+#else
+  enum { N_PUB = 400 };
+  double pub[N_PUB * 2];
+  rdt_rng rng;
+  seeded(&rng, "sharp-work");
+  for (int i = 0; i < N_PUB; i++) {
+    int dense = i < 380;
+    pub[2 * i] = dense ? 0.05 * (double)rdt_rng_below(&rng, 5) : 0.5 + 0.05 * (double)rdt_rng_below(&rng, 10);
+    pub[2 * i + 1] = dense ? 0 : 1;
+  }
+  rdt_forest f;
+  if (!sharp_forest(&f, "\"trees\": 3, \"secondary_trees\": 2, \"cells\": 60, \"depth\": 2, \"bins\": 2,", pub, N_PUB)) {
+    check(0, "rdt# constant work: forest builds");
+    rdt_rng_clear(&rng);
+    return;
+  }
+  const rdt_sharp *sh = f.sharp;
+  uint32_t p = f.config.primary_trees, bins[2];
+  /* The rows reaching the most and the fewest centres over the primary trees. */
+  double dense_row[2] = {0, 0}, sparse_row[2] = {0, 0};
+  uint64_t most = 0, fewest = UINT64_MAX;
+  for (int xi = 0; xi <= 20; xi++) {
+    for (int c = 0; c < 3; c++) {
+      double x[2] = {xi / 20.0, c};
+      uint64_t centres = 0;
+      rdt_matrix_row_bins(&f, x, bins);
+      for (uint32_t t = 0; t < p; t++) {
+        uint64_t l = rdt_matrix_leaf(&f, t, bins);
+        centres += sh->slot_start[l + 1] - sh->slot_start[l];
+      }
+      if (centres > most) { most = centres; memcpy(dense_row, x, sizeof x); }
+      if (centres < fewest) { fewest = centres; memcpy(sparse_row, x, sizeof x); }
+    }
+  }
+  char name[256];
+  snprintf(name, sizeof name, "rdt# constant work: the densest row reaches %llu centres over the %u primary trees, "
+           "the sparsest %llu (the test's premise)", (unsigned long long)most, p, (unsigned long long)fewest);
+  check(most >= 4 * fewest && sh->scan_width >= 10, name);
+  uint64_t before = rdt_sharp_distance_evals;
+  rdt_sharp_train_row(&f, dense_row, 1);
+  uint64_t dense_work = rdt_sharp_distance_evals - before;
+  before = rdt_sharp_distance_evals;
+  rdt_sharp_train_row(&f, sparse_row, 1);
+  uint64_t sparse_work = rdt_sharp_distance_evals - before;
+  snprintf(name, sizeof name, "rdt# constant work: a private row in the densest and in the sparsest leaves costs the "
+           "same distance evaluations (%llu, %llu) = primary trees x the widest primary leaf (%u x %llu)",
+           (unsigned long long)dense_work, (unsigned long long)sparse_work, p, (unsigned long long)sh->scan_width);
+  check(dense_work == sparse_work && dense_work == p * sh->scan_width, name);
+  /* Same model: the padded, branch-free scan picks rdt_sharp_slot's centre
+  ** (ties to the first), on this forest and on one whose public rows spread
+  ** over every leaf (there the padding's foreign centres are often nearer). */
+  int same = 1;
+  for (int forest = 0; forest < 2 && same; forest++) {
+    if (forest == 1) {
+      rdt_forest_free(&f);
+      for (int i = 0; i < N_PUB; i++) {
+        pub[2 * i] = 0.05 * (double)rdt_rng_below(&rng, 21);
+        pub[2 * i + 1] = (double)rdt_rng_below(&rng, 3);
+      }
+      if (!sharp_forest(&f, "\"trees\": 4, \"secondary_trees\": 2, \"cells\": 60, \"depth\": 2, \"bins\": 3,", pub, N_PUB)) {
+        check(0, "rdt# constant work: the second forest builds");
+        rdt_rng_clear(&rng);
+        return;
+      }
+    }
+    for (int i = 0; i < 3000 && same; i++) {
+      double x[2] = {i < 1500 ? 0.05 * (double)rdt_rng_below(&rng, 21) : rdt_rng_unit(&rng), (double)rdt_rng_below(&rng, 3)};
+      rdt_matrix_row_bins(&f, x, bins);
+      for (uint32_t t = 0; t < f.config.trees; t++)
+        same &= rdt_sharp_private_slot(&f, t, x, bins) == rdt_sharp_slot(&f, t, x, bins);
+    }
+  }
+  check(same, "rdt# constant work: the padded scan chooses the same centre as the plain one on every tree, ties included");
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+#endif
+}
+
 /* ---- DiPriMe: fail closed ----------------------------------------------- */
 
 /* Train a seeded DiPriMe forest on 60 rows; `impossible` sets a leaf budget
@@ -1550,6 +1636,7 @@ int main(int argc, char **argv) {
   test_forest();
   test_matrix();
   test_sharp();
+  test_sharp_constant_work();
   test_diprime();
   test_row_sample();
   test_tree_selection();
