@@ -24,7 +24,7 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthrea
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
 CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/schema.c \
-            ext/core/diprime.c ext/core/sign.c \
+            ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c \
             ext/core/options.c ext/core/forest.c ext/core/matrix.c ext/core/sharp.c ext/core/batch.c ext/core/tree_selection.c ext/core/train_worker.c ext/core/model.c \
             ext/core/learner.c $(sort $(wildcard ext/core/learners/*.c))
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_fit.c ext/sql_predict.c \
@@ -47,7 +47,7 @@ build/audit: tests/audit.c $(CORE_SRC) $(HEADERS)
 
 build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -DRDT_COUNT_WORK -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
 build/test_learners: tests/test_learners.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
@@ -64,7 +64,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 test-asan:
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SOFLAGS) -o build/asan/rdt.$(SOEXT) $(CORE_SRC) $(SQL_SRC) $(SODIUM_LIBS) -lm
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DRDT_COUNT_WORK -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_learners tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm

@@ -209,7 +209,9 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                         "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"DiPriMe: per node, %u private "
                         "medians or balanced subsets and one permute-and-flip selection of eps %!.17g each "
                         "(sequential), levels sequential, nodes of a level parallel; leaves: discrete Laplace %s "
-                        "with eps %!.17g; trees %s\",\"epsilon_per_query\":%!.17g,\"epsilon_leaves\":%!.17g,",
+                        "with eps %!.17g; trees %s; grown on a uniform sample of at most max_rows rows, which one row changes "
+                        "by one row in and one out, so epsilon is twice what these queries spend\",\"epsilon_per_query\":%!.17g,"
+                        "\"epsilon_leaves\":%!.17g,",
                         rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num,
                         c->candidates < f->schema.n_features ? c->candidates : f->schema.n_features, q,
                         regression ? "on the count and on the integerised sum, each" : "on every class counter",

@@ -29,6 +29,7 @@
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
+#include "core/row_sample.h"
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
@@ -55,10 +56,11 @@ struct rdt_train_session {
   /* RDT#: the public rows (cleaned), kept to label them at the end */
   double *pub;
   uint64_t n_pub;
-  /* DiPriMe: every row, buffered */
+  /* DiPriMe: a uniform sample of at most "max_rows" rows, buffered */
   double *rows_x, *rows_y;
   uint32_t *rows_c;
   uint64_t n_rows, cap_rows;
+  rdt_row_sample sample;    /* which DiPriMe rows are kept (k == 0: not started) */
   /* A registered learner (learner.h) instead of a forest: */
   const rdt_learner *learner;
   rdt_json *lopts;           /* its options, for start() */
@@ -371,9 +373,11 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
 
 /* Buffer one DiPriMe row. Row rules as for RDT; a regression target that is
 ** NULL or not a number drops the row (it is clamped into the target bounds
-** later). Growing past "max_rows" is the one refusal that depends on the
-** data: it reveals only that there are more rows than that, to the curator
-** running the query. */
+** later). Beyond "max_rows" rows, a uniform sample of max_rows of them is
+** kept (row_sample.h: bottom-k of random priorities), so the row count never
+** causes an error; diprime.h charges for the sampling whether or not it
+** happens. Running out of memory while growing the buffer is an error about
+** max_rows (a parameter). */
 static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_value **features, char *err,
                               size_t en) {
   rdt_forest *f = &st->forest;
@@ -386,13 +390,13 @@ static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_val
     cls = rdt_sql_class(&f->schema, label);
     if (cls < 0) return 1;
   }
-  if (st->n_rows == st->cap_rows) {
-    if (st->n_rows >= f->config.max_rows) {
-      snprintf(err, en, "DiPriMe buffers its rows and this input has more than \"max_rows\" = %llu; "
-               "raise max_rows (about %llu bytes per row) or sample the rows first",
-               (unsigned long long)f->config.max_rows, (unsigned long long)(8 * (nf + 1) + 4));
-      return 0;
-    }
+  if (st->sample.k == 0 && /* the first kept row: the priorities' own stream, seeded with the model */
+      !rdt_row_sample_init(&st->sample, f->config.max_rows, f->config.seeded ? f->config.seed_key : NULL,
+                           "diprime-row-sample")) {
+    snprintf(err, en, "\"max_rows\" is out of range"); /* cannot happen: options.c checks it */
+    return 0;
+  }
+  if (st->sample.size == st->cap_rows && st->cap_rows < f->config.max_rows) { /* room for a new slot */
     uint64_t cap = st->cap_rows ? st->cap_rows * 2 : 1024;
     if (cap > f->config.max_rows) cap = f->config.max_rows;
     double *x = realloc(st->rows_x, (size_t)cap * nf * sizeof *x);
@@ -402,15 +406,22 @@ static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_val
     uint32_t *c = realloc(st->rows_c, (size_t)cap * sizeof *c);
     if (c) st->rows_c = c;
     if (!x || !y || !c) {
-      snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\" or sample the rows");
+      snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
       return 0;
     }
     st->cap_rows = cap;
   }
-  rdt_sql_features(&f->schema, features, st->rows_x + (size_t)st->n_rows * nf);
-  st->rows_y[st->n_rows] = target;
-  st->rows_c[st->n_rows] = (uint32_t)cls;
-  st->n_rows++;
+  uint64_t slot;
+  rdt_row_sample_result r = rdt_row_sample_offer(&st->sample, &slot);
+  if (r == RDT_ROW_SAMPLE_NOMEM) {
+    snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
+    return 0;
+  }
+  if (r == RDT_ROW_SAMPLE_SKIP) return 1;
+  rdt_sql_features(&f->schema, features, st->rows_x + (size_t)slot * nf);
+  st->rows_y[slot] = target;
+  st->rows_c[slot] = (uint32_t)cls;
+  st->n_rows = st->sample.size; /* slots 0 .. size - 1 hold the sample */
   return 1;
 }
 
@@ -470,6 +481,7 @@ void rdt_train_session_free(rdt_train_session *st) {
   free(st->rows_x);
   free(st->rows_y);
   free(st->rows_c);
+  rdt_row_sample_free(&st->sample); /* its priorities would tell the row count */
   if (st->xs) /* buffered rows are private too */
     sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * nf * sizeof *st->xs);
   free(st->xs);

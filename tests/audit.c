@@ -25,6 +25,7 @@
 #include "core/median.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/tree_selection.h"
@@ -382,7 +383,9 @@ static void audit_diprime(int broken) {
         check(0, "diprime audit setup");
         return;
       }
-      claimed = rdt_eps_to_double(config.eps);
+      /* On a given set of rows (no sampling) the mechanism claims half the
+      ** eps it charges (diprime.h items 2-6); the sampled audit below covers the rest. */
+      claimed = rdt_eps_to_double(config.eps) / 2;
       if (broken) config.eps_leaf.num *= 4;
       if (!rdt_forest_init(&f, &schema, &config) || !rdt_diprime_train(&f, xs, cls, NULL, side ? 4 : 3, &rng)) {
         check(0, "diprime audit training");
@@ -410,7 +413,103 @@ static void audit_diprime(int broken) {
   char line[256];
   snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s",
            broken ? "DiPriMe tree spending four times the leaf budget it accounts for"
-                  : "DiPriMe tree (median split + leaf counts) on 3 vs 4 rows",
+                  : "DiPriMe tree (median split + leaf counts) on 3 vs 4 rows, unsampled: half the eps charged",
+           lb, claimed, broken ? " -> rejected as it must be" : "");
+  check(broken ? lb > claimed : lb <= claimed, line);
+}
+
+/* ---- mechanism 6b: DiPriMe on a bottom-k row sample ------------------- */
+/* The sampler (row_sample.h, max_rows = 20) and the mechanism together.
+** Neighbours: D = 24 identical rows (x = 0.2, class 0) and D' = D plus the
+** row (x = 0.2, class 1) offered in the middle. D's sample is 20 class-0
+** rows; D' keeps the new row with probability 20/25, and then drops a
+** class-0 row: the leaf counters move by (-1, +1), a distance-2 change that
+** only the halving of diprime.h item 6 pays for. Every row sits at x = 0.2,
+** so the split's distribution is the same on both sides; rho is small so
+** that most of eps is in the leaves, where the events look (the leaf the
+** rows reach, read off the released threshold). The broken twin computes
+** its shares from the whole eps (no halving) and claims the same total. */
+#define SAMPLED_EVENTS 4
+#define SAMPLED_K 20
+#define SAMPLED_N 24
+#define SAMPLED_RUNS (SAMPLES / 10)
+static const char *SAMPLED_OPTS =
+    "{\"algorithm\": \"diprime\", \"epsilon\": 1, \"trees\": 1, \"depth\": 1, \"candidates\": 1, \"rho\": 0.05,"
+    " \"max_rows\": 20, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0,"
+    " \"max\": 1}]}";
+
+static void audit_diprime_sampled(int broken) {
+  rdt_schema schema;
+  rdt_config config;
+  char err[256];
+  if (!rdt_options_parse(SAMPLED_OPTS, strlen(SAMPLED_OPTS), &schema, &config, err, sizeof err) ||
+      !rdt_diprime_budget(&config, 1) || config.max_rows != SAMPLED_K) {
+    check(0, "sampled DiPriMe audit setup");
+    return;
+  }
+  rdt_schema_free(&schema);
+  double claimed = rdt_eps_to_double(config.eps);
+  long k[2][SAMPLED_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "diprime-sampled-broken" : "diprime-sampled", 0);
+  for (long i = 0; i < SAMPLED_RUNS; i++) {
+    for (int side = 0; side < 2; side++) {
+      double xs[SAMPLED_K];
+      uint32_t cls[SAMPLED_K];
+      unsigned char key[RDT_RNG_KEYBYTES];
+      rdt_row_sample sample;
+      rdt_rng_bytes(&rng, key, sizeof key); /* a fresh priority stream per run */
+      int ok = rdt_row_sample_init(&sample, SAMPLED_K, key, "audit-sample");
+      for (int r = 0; ok && r < SAMPLED_N + side; r++) {
+        uint64_t slot;
+        int added = side && r == SAMPLED_N / 2; /* D' inserts its row in the middle */
+        rdt_row_sample_result res = rdt_row_sample_offer(&sample, &slot);
+        ok = res != RDT_ROW_SAMPLE_NOMEM;
+        if (res == RDT_ROW_SAMPLE_KEEP) {
+          xs[slot] = 0.2;
+          cls[slot] = (uint32_t)added;
+        }
+      }
+      uint64_t n = sample.size;
+      rdt_row_sample_free(&sample);
+      rdt_forest f;
+      memset(&f, 0, sizeof f);
+      if (ok && rdt_options_parse(SAMPLED_OPTS, strlen(SAMPLED_OPTS), &schema, &config, err, sizeof err)) {
+        ok = rdt_diprime_budget(&config, 1);
+        if (broken) { /* the twin: shares from the whole eps */
+          config.eps_query.num *= 2;
+          config.eps_leaf.num *= 2;
+        }
+        ok = ok && rdt_forest_init(&f, &schema, &config) && rdt_diprime_train(&f, xs, cls, NULL, n, &rng);
+      } else {
+        ok = 0;
+      }
+      if (!ok) {
+        check(0, "sampled DiPriMe audit training");
+        rdt_forest_free(&f);
+        rdt_rng_clear(&rng);
+        return;
+      }
+      int64_t *c = f.counts + (0.2 < f.nodes[0].value ? 0 : 2); /* the rows' leaf: class 0, class 1 */
+      k[side][0] += c[1] >= 1 && c[0] <= SAMPLED_K - 1;
+      k[side][1] += c[1] >= 2 && c[0] <= SAMPLED_K - 2;
+      k[side][2] += c[1] >= 1;
+      k[side][3] += c[0] <= SAMPLED_K - 1;
+      rdt_forest_free(&f);
+    }
+  }
+  rdt_rng_clear(&rng);
+  double lb = 0, a = ALPHA / (4.0 * SAMPLED_EVENTS);
+  for (int e = 0; e < SAMPLED_EVENTS; e++) {
+    double l0 = cp_lower(k[0][e], SAMPLED_RUNS, a), u0 = cp_upper(k[0][e], SAMPLED_RUNS, a);
+    double l1 = cp_lower(k[1][e], SAMPLED_RUNS, a), u1 = cp_upper(k[1][e], SAMPLED_RUNS, a);
+    if (l0 > 0 && u1 > 0 && log(l0 / u1) > lb) lb = log(l0 / u1);
+    if (l1 > 0 && u0 > 0 && log(l1 / u0) > lb) lb = log(l1 / u0);
+  }
+  char line[300];
+  snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s",
+           broken ? "DiPriMe on a bottom-k sample without the halving (shares from the whole eps)"
+                  : "DiPriMe on a bottom-k sample (max_rows 20) of 24 vs 25 rows, leaf counters, 10,000 runs",
            lb, claimed, broken ? " -> rejected as it must be" : "");
   check(broken ? lb > claimed : lb <= claimed, line);
 }
@@ -890,6 +989,8 @@ int main(void) {
   audit_median(1);
   audit_diprime(0);
   audit_diprime(1);
+  audit_diprime_sampled(0);
+  audit_diprime_sampled(1);
   audit_matrix(0);
   audit_matrix(1);
   audit_sharp(0);

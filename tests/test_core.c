@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include "core/batch.h"
+#include "core/diprime.h"
 #include "core/json.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/sign.h"
@@ -365,6 +367,9 @@ static void test_options(void) {
         "options: min < max");
   check(opts_error("{\"epsilon\":1,\"trees\":1024,\"depth\":30,\"classes\":[1],\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "model too large"),
         "options: oversized model refused");
+  check(opts_error("{\"algorithm\":\"diprime\",\"task\":\"regression\",\"target\":{\"min\":-1e154,\"max\":1e154},\"epsilon\":1,\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "its square overflows") &&
+            opts_error("{\"algorithm\":\"diprime\",\"task\":\"regression\",\"target\":{\"min\":0,\"max\":1e-155},\"epsilon\":1,\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}", "its square underflows"),
+        "options: DiPriMe regression bounds whose R^2 overflows or underflows are refused");
   check(opts_error("{\"epsilon\":1", "not valid JSON"), "options: invalid JSON");
   check(opts_error("[]", "must be a JSON object"), "options: not an object");
 }
@@ -1084,6 +1089,284 @@ static void test_sharp(void) {
   rdt_rng_clear(&rng);
 }
 
+/* RDT# contract item 6: every private row costs the same work. Public rows
+** crowd into one corner (dense leaves) and a few sit in the other (sparse
+** leaves, and leaves without public rows); their x values repeat, so centres
+** tie. Work is counted in distance evaluations (build/test_core is compiled
+** with RDT_COUNT_WORK). */
+static void test_sharp_constant_work(void) {
+#ifndef RDT_COUNT_WORK
+  check(0, "rdt#: constant work needs build/test_core compiled with -DRDT_COUNT_WORK");
+#else
+  enum { N_PUB = 400 };
+  double pub[N_PUB * 2];
+  rdt_rng rng;
+  seeded(&rng, "sharp-work");
+  for (int i = 0; i < N_PUB; i++) {
+    int dense = i < 380;
+    pub[2 * i] = dense ? 0.05 * (double)rdt_rng_below(&rng, 5) : 0.5 + 0.05 * (double)rdt_rng_below(&rng, 10);
+    pub[2 * i + 1] = dense ? 0 : 1;
+  }
+  rdt_forest f;
+  if (!sharp_forest(&f, "\"trees\": 3, \"secondary_trees\": 2, \"cells\": 60, \"depth\": 2, \"bins\": 2,", pub, N_PUB)) {
+    check(0, "rdt# constant work: forest builds");
+    rdt_rng_clear(&rng);
+    return;
+  }
+  const rdt_sharp *sh = f.sharp;
+  uint32_t p = f.config.primary_trees, bins[2];
+  /* The rows reaching the most and the fewest centres over the primary trees. */
+  double dense_row[2] = {0, 0}, sparse_row[2] = {0, 0};
+  uint64_t most = 0, fewest = UINT64_MAX;
+  for (int xi = 0; xi <= 20; xi++) {
+    for (int c = 0; c < 3; c++) {
+      double x[2] = {xi / 20.0, c};
+      uint64_t centres = 0;
+      rdt_matrix_row_bins(&f, x, bins);
+      for (uint32_t t = 0; t < p; t++) {
+        uint64_t l = rdt_matrix_leaf(&f, t, bins);
+        centres += sh->slot_start[l + 1] - sh->slot_start[l];
+      }
+      if (centres > most) { most = centres; memcpy(dense_row, x, sizeof x); }
+      if (centres < fewest) { fewest = centres; memcpy(sparse_row, x, sizeof x); }
+    }
+  }
+  char name[256];
+  snprintf(name, sizeof name, "rdt# constant work: the densest row reaches %llu centres over the %u primary trees, "
+           "the sparsest %llu (the test's premise)", (unsigned long long)most, p, (unsigned long long)fewest);
+  check(most >= 4 * fewest && sh->scan_width >= 10, name);
+  uint64_t before = rdt_sharp_distance_evals;
+  rdt_sharp_train_row(&f, dense_row, 1);
+  uint64_t dense_work = rdt_sharp_distance_evals - before;
+  before = rdt_sharp_distance_evals;
+  rdt_sharp_train_row(&f, sparse_row, 1);
+  uint64_t sparse_work = rdt_sharp_distance_evals - before;
+  snprintf(name, sizeof name, "rdt# constant work: a private row in the densest and in the sparsest leaves costs the "
+           "same distance evaluations (%llu, %llu) = primary trees x the widest primary leaf (%u x %llu)",
+           (unsigned long long)dense_work, (unsigned long long)sparse_work, p, (unsigned long long)sh->scan_width);
+  check(dense_work == sparse_work && dense_work == p * sh->scan_width, name);
+  /* Same model: the padded, branch-free scan picks rdt_sharp_slot's centre
+  ** (ties to the first), on this forest and on one whose public rows spread
+  ** over every leaf (there the padding's foreign centres are often nearer). */
+  int same = 1;
+  for (int forest = 0; forest < 2 && same; forest++) {
+    if (forest == 1) {
+      rdt_forest_free(&f);
+      for (int i = 0; i < N_PUB; i++) {
+        pub[2 * i] = 0.05 * (double)rdt_rng_below(&rng, 21);
+        pub[2 * i + 1] = (double)rdt_rng_below(&rng, 3);
+      }
+      if (!sharp_forest(&f, "\"trees\": 4, \"secondary_trees\": 2, \"cells\": 60, \"depth\": 2, \"bins\": 3,", pub, N_PUB)) {
+        check(0, "rdt# constant work: the second forest builds");
+        rdt_rng_clear(&rng);
+        return;
+      }
+    }
+    for (int i = 0; i < 3000 && same; i++) {
+      double x[2] = {i < 1500 ? 0.05 * (double)rdt_rng_below(&rng, 21) : rdt_rng_unit(&rng), (double)rdt_rng_below(&rng, 3)};
+      rdt_matrix_row_bins(&f, x, bins);
+      for (uint32_t t = 0; t < f.config.trees; t++)
+        same &= rdt_sharp_private_slot(&f, t, x, bins) == rdt_sharp_slot(&f, t, x, bins);
+    }
+  }
+  check(same, "rdt# constant work: the padded scan chooses the same centre as the plain one on every tree, ties included");
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+#endif
+}
+
+/* ---- DiPriMe: fail closed ----------------------------------------------- */
+
+/* Train a seeded DiPriMe forest on 60 rows; `impossible` sets a leaf budget
+** the noise samplers refuse (classification: 0; regression: 2^-32, whose
+** halves round to 0). Returns rdt_diprime_train's result; *nonzero: counters
+** left non-zero. */
+static int diprime_run(int regression, int impossible, int *nonzero) {
+  char opts[512], err[256];
+  snprintf(opts, sizeof opts,
+           "{\"algorithm\": \"diprime\", \"epsilon\": 4, \"trees\": 2, \"depth\": 2, \"candidates\": 1, \"seed\": 3, %s"
+           " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+           regression ? "\"task\": \"regression\", \"target\": {\"min\": 0, \"max\": 1}," : "\"classes\": [0, 1],");
+  rdt_schema schema;
+  rdt_config config;
+  rdt_forest f;
+  memset(&f, 0, sizeof f);
+  if (!rdt_options_parse(opts, strlen(opts), &schema, &config, err, sizeof err) || !rdt_diprime_budget(&config, 1)) {
+    printf("# %s\n", err);
+    return -1;
+  }
+  if (impossible) config.eps_leaf.num = regression ? 1 : 0;
+  double xs[60], ys[60];
+  uint32_t cls[60];
+  for (int i = 0; i < 60; i++) {
+    xs[i] = (i % 10) / 10.0;
+    ys[i] = xs[i];
+    cls[i] = xs[i] > 0.5;
+  }
+  rdt_rng rng;
+  seeded(&rng, "diprime-fail");
+  int r = rdt_forest_init(&f, &schema, &config) ? rdt_diprime_train(&f, xs, cls, regression ? ys : NULL, 60, &rng) : -1;
+  *nonzero = 0;
+  for (size_t i = 0; f.counts && i < (size_t)f.config.trees * f.n_leaves * rdt_forest_slots(&f); i++) *nonzero |= f.counts[i] != 0;
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+  return r;
+}
+
+static void test_diprime(void) {
+  for (int regression = 0; regression < 2; regression++) {
+    int nz_ok, nz_bad;
+    int ok = diprime_run(regression, 0, &nz_ok), bad = diprime_run(regression, 1, &nz_bad);
+    char name[200];
+    snprintf(name, sizeof name, "diprime %s: a leaf noise scale the sampler refuses fails the whole training and "
+             "wipes the counters (nothing to release); the same forest with its real budget trains",
+             regression ? "regression" : "classification");
+    check(ok == 1 && nz_ok && bad == 0 && !nz_bad, name);
+  }
+}
+
+/* ---- row sample (bottom-k) ---------------------------------------------- */
+
+/* Offer n rows with the given priorities; who[slot] = arrival index of the
+** row each slot holds. Returns the sample size, or -1 on failure. */
+static long sample_rows(uint64_t k, const uint64_t *prio, uint64_t n, uint64_t *who) {
+  rdt_row_sample s;
+  if (!rdt_row_sample_init(&s, k, NULL, "test")) return -1;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t slot;
+    rdt_row_sample_result r = rdt_row_sample_offer_priority(&s, prio[i], &slot);
+    if (r == RDT_ROW_SAMPLE_NOMEM || (r == RDT_ROW_SAMPLE_KEEP && slot >= k)) {
+      rdt_row_sample_free(&s);
+      return -1;
+    }
+    if (r == RDT_ROW_SAMPLE_KEEP) who[slot] = i;
+  }
+  long size = (long)s.size;
+  rdt_row_sample_free(&s);
+  return size;
+}
+
+/* in[i] = 1 iff row i is among the k smallest keys (prio, i): the contract, by brute force. */
+static void bottom_k(uint64_t k, const uint64_t *prio, uint64_t n, uint8_t *in) {
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t below = 0;
+    for (uint64_t j = 0; j < n; j++) below += prio[j] < prio[i] || (prio[j] == prio[i] && j < i);
+    in[i] = below < k;
+  }
+}
+
+static void test_row_sample(void) {
+  enum { MAXN = 3000 };
+  static uint64_t prio[MAXN + 1], who[MAXN + 1], who2[MAXN + 1];
+  static uint8_t in[MAXN + 1], got[MAXN + 1], got2[MAXN + 1];
+  rdt_rng rng;
+  seeded(&rng, "row-sample");
+  /* Exactly the bottom-k, with many ties (priorities in [0, 8)) or none. */
+  int exact = 1, in_order = 1;
+  for (int trial = 0; trial < 600 && exact; trial++) {
+    uint64_t n = trial < 590 ? 1 + rdt_rng_below(&rng, 60) : MAXN, k = 1 + rdt_rng_below(&rng, trial < 590 ? 20 : 2500);
+    int ties = trial % 2;
+    for (uint64_t i = 0; i < n; i++) prio[i] = ties ? rdt_rng_below(&rng, 8) : rdt_rng_u64(&rng);
+    long size = sample_rows(k, prio, n, who);
+    exact &= size == (long)(n < k ? n : k);
+    if (!exact) break;
+    bottom_k(k, prio, n, in);
+    memset(got, 0, n);
+    for (long q = 0; q < size; q++) got[who[q]]++;
+    exact &= memcmp(got, in, n) == 0;
+    if (n <= k)
+      for (long q = 0; q < size; q++) in_order &= who[q] == (uint64_t)q;
+  }
+  check(exact, "row sample: the kept rows are the k smallest (priority, arrival) keys, ties to the earlier row, "
+               "across growths of the buffers");
+  check(in_order, "row sample: up to k rows, every row is kept, in slot order");
+  /* Coupling (contract item 3): one inserted row, same priorities for the others. */
+  int coupled = 1;
+  for (int trial = 0; trial < 2000 && coupled; trial++) {
+    uint64_t n = 1 + rdt_rng_below(&rng, 40), k = 1 + rdt_rng_below(&rng, 12), j = rdt_rng_below(&rng, n + 1);
+    for (uint64_t i = 0; i <= n; i++) prio[i] = trial % 2 ? rdt_rng_below(&rng, 6) : rdt_rng_u64(&rng);
+    long a = sample_rows(k, prio, n + 1, who); /* D' = D with row j inserted */
+    uint64_t d[MAXN];
+    for (uint64_t i = 0, m = 0; i <= n; i++)
+      if (i != j) d[m++] = prio[i];
+    long b = sample_rows(k, d, n, who2);
+    coupled &= a >= 0 && b >= 0;
+    if (!coupled) break;
+    memset(got, 0, n + 1); /* by identity: D' index */
+    memset(got2, 0, n + 1);
+    for (long q = 0; q < a; q++) got[who[q]] = 1;
+    for (long q = 0; q < b; q++) got2[who2[q] < j ? who2[q] : who2[q] + 1] = 1;
+    int added = 0, removed = 0;
+    for (uint64_t i = 0; i <= n; i++) {
+      added += got[i] && !got2[i];
+      removed += got2[i] && !got[i];
+    }
+    coupled &= added <= 1 && removed <= 1 && (added == 0 || got[j]);
+  }
+  check(coupled, "row sample: inserting one row changes the sample by at most that row in and one row out "
+                 "(same priorities for the others, with and without ties)");
+  /* Uniformity with the sampler's own stream: every 3-subset of 8 rows equally likely. */
+  enum { RUNS = 28000, SUBSETS = 56 };
+  long hist[256] = {0};
+  int drawn = 1;
+  for (int run = 0; run < RUNS && drawn; run++) {
+    unsigned char key[RDT_RNG_KEYBYTES];
+    rdt_row_sample s;
+    rdt_rng_bytes(&rng, key, sizeof key);
+    drawn = rdt_row_sample_init(&s, 3, key, "test-uniform");
+    unsigned mask = 0;
+    uint64_t row_in_slot[3] = {0, 0, 0};
+    for (uint64_t i = 0; drawn && i < 8; i++) {
+      uint64_t slot;
+      rdt_row_sample_result r = rdt_row_sample_offer(&s, &slot);
+      drawn = r != RDT_ROW_SAMPLE_NOMEM;
+      if (r == RDT_ROW_SAMPLE_KEEP) row_in_slot[slot] = i;
+    }
+    for (int q = 0; q < 3; q++) mask |= 1u << row_in_slot[q];
+    drawn = drawn && s.size == 3;
+    hist[mask]++;
+    rdt_row_sample_free(&s);
+  }
+  double chi2 = 0, expect = (double)RUNS / SUBSETS;
+  int cells = 0;
+  for (unsigned m = 0; m < 256; m++) {
+    unsigned bits = 0;
+    for (unsigned b = m; b; b >>= 1) bits += b & 1;
+    if (bits != 3) {
+      drawn &= hist[m] == 0;
+      continue;
+    }
+    cells++;
+    chi2 += (hist[m] - expect) * (hist[m] - expect) / expect;
+  }
+  /* 55 degrees of freedom: mean 55, sd 10.5; 120 is beyond 6 sd. */
+  check(drawn && cells == SUBSETS && chi2 < 120, "row sample: with its own stream, every 3-subset of 8 rows is "
+                                                 "equally likely (chi-square, 56 subsets)");
+  /* Seeded streams: the same key and purpose give the same sample, another purpose another. */
+  unsigned char key[RDT_RNG_KEYBYTES] = {1};
+  rdt_row_sample s1, s2, s3;
+  int same = rdt_row_sample_init(&s1, 5, key, "p") && rdt_row_sample_init(&s2, 5, key, "p") &&
+             rdt_row_sample_init(&s3, 5, key, "q");
+  int differs = 0;
+  for (int i = 0; same && i < 200; i++) {
+    uint64_t a = 99, b = 99, c = 99;
+    rdt_row_sample_result ra = rdt_row_sample_offer(&s1, &a), rb = rdt_row_sample_offer(&s2, &b);
+    rdt_row_sample_result rc = rdt_row_sample_offer(&s3, &c);
+    same &= ra == rb && a == b;
+    differs |= ra != rc || a != c;
+  }
+  check(same && differs, "row sample: the same seed key and purpose give the same sample; another purpose another");
+  rdt_row_sample_free(&s1);
+  rdt_row_sample_free(&s2);
+  rdt_row_sample_free(&s3);
+  rdt_row_sample_free(&s3); /* twice: safe */
+  rdt_row_sample z;
+  check(!rdt_row_sample_init(&z, 0, NULL, "t") && !rdt_row_sample_init(&z, (uint64_t)RDT_ROW_SAMPLE_MAX_K + 1, NULL, "t"),
+        "row sample: k = 0 and k above 2^32 - 1 are refused");
+  rdt_row_sample_free(&z);
+  rdt_rng_clear(&rng);
+}
+
 static void test_model(const char *golden_path) {
   size_t size, gsize;
   unsigned char *blob = golden_model(&size);
@@ -1389,6 +1672,9 @@ int main(int argc, char **argv) {
   test_forest();
   test_matrix();
   test_sharp();
+  test_sharp_constant_work();
+  test_diprime();
+  test_row_sample();
   test_tree_selection();
   test_train_worker();
   test_model(golden);

@@ -2,6 +2,7 @@
 #include "diprime.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,11 @@ static uint32_t candidate_count(const rdt_config *c, uint32_t n_features) {
 
 int rdt_diprime_budget(rdt_config *c, uint32_t n_features) {
   if (!c->is_private) return 1;
-  uint64_t tree = c->partition ? c->eps.num : c->eps.num / c->trees;
+  /* Contract item 6: the trees grow on a row sample that one neighbouring
+  ** row changes by up to two rows, so every share comes from eps / 2, always
+  ** (whether the sample dropped rows must not show). */
+  uint64_t half = c->eps.num / 2;
+  uint64_t tree = c->partition ? half : half / c->trees;
   uint64_t k = candidate_count(c, n_features);
   /* Each share rounded down (the safe direction), in units of 2^-32. */
   c->eps_query.num = (uint64_t)floor((double)tree * c->rho / ((double)c->depth * (double)(k + 1)));
@@ -26,7 +31,8 @@ int rdt_diprime_budget(rdt_config *c, uint32_t n_features) {
   uint64_t leaf_spent = c->task == RDT_TASK_REGRESSION ? 2 * (c->eps_leaf.num / 2) : c->eps_leaf.num;
   if (c->eps_query.num == 0 || leaf_spent == 0) return 0;
   uint64_t per_tree = (uint64_t)c->depth * (k + 1) * c->eps_query.num + leaf_spent;
-  c->eps.num = per_tree * (c->partition ? 1 : c->trees); /* what is actually spent, <= requested */
+  /* What is charged: twice what the queries spend (group privacy of size 2), <= requested. */
+  c->eps.num = 2 * per_tree * (c->partition ? 1 : c->trees);
   return 1;
 }
 
@@ -254,22 +260,26 @@ static int grow(grower *g, uint32_t idx, uint32_t level, uint64_t *rows, uint64_
   return ok;
 }
 
-static void add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
-  if (!f->config.is_private) return;
+/* Returns 0 when a noise parameter does not fit: the caller then releases
+** nothing (fail closed: never a leaf without its noise). */
+static int add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
+  if (!f->config.is_private) return 1;
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   uint64_t s, t, s2, t2;
   if (f->config.task == RDT_TASK_REGRESSION) {
     rdt_eps half = {f->config.eps_leaf.num / 2};
-    rdt_laplace_params(half, 1, &s, &t);                                   /* count */
-    rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2); /* sum of grid units */
+    if (!rdt_laplace_params(half, 1, &s, &t) ||                                   /* count */
+        !rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2)) /* sum of grid units */
+      return 0;
     for (size_t l = 0; l < leaves; l++) {
       f->counts[2 * l] += rdt_discrete_laplace(rng, s, t);
       f->counts[2 * l + 1] += rdt_discrete_laplace(rng, s2, t2);
     }
   } else {
-    rdt_laplace_params(f->config.eps_leaf, 1, &s, &t);
+    if (!rdt_laplace_params(f->config.eps_leaf, 1, &s, &t)) return 0;
     for (size_t i = 0; i < leaves * f->schema.n_classes; i++) f->counts[i] += rdt_discrete_laplace(rng, s, t);
   }
+  return 1;
 }
 
 int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, const double *y, uint64_t n,
@@ -331,7 +341,9 @@ int rdt_diprime_train(rdt_forest *f, const double *xs, const uint32_t *cls, cons
     g.tree = t;
     ok = grow(&g, 0, 0, rows, m);
   }
-  if (ok) add_leaf_noise(f, rng);
+  if (ok) ok = add_leaf_noise(f, rng);
+  if (!ok && f->counts) /* fail closed: no exact count survives a failed release */
+    sodium_memzero(f->counts, (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f) * sizeof *f->counts);
   if (shifted) memset(shifted, 0, n * sizeof *shifted); /* private values */
   free(shifted);
   free(rows);

@@ -1,6 +1,7 @@
 /* options.c - validate rdt_train options; see options.h. */
 #include "options.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -188,6 +189,13 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
         !(lo->number < hi->number) || !isfinite(hi->number - lo->number))
       return fail(err, n, "a regression model needs \"target\": {\"min\": lo, \"max\": hi} with finite lo < hi "
                           "(the public bounds of the target)");
+    /* The split utility divides by R^2 and the leaf sums count in grid units
+    ** of R / 2^16 (diprime.h): R^2 must be a finite normal number, which also
+    ** keeps the grid R / 2^16 (>= 2^-527) normal. */
+    double r = hi->number - lo->number;
+    if (!isfinite(r * r) || r * r < DBL_MIN)
+      return fail(err, n, "\"target\" range max - min = %g is too %s for DiPriMe regression: its square %s; "
+                  "rescale the target", r, r > 1 ? "large" : "small", r > 1 ? "overflows" : "underflows");
     c->target_min = lo->number;
     c->target_max = hi->number;
   } else if (j) {

@@ -51,7 +51,14 @@ void rdt_sharp_free(rdt_sharp *s) {
 
 /* ---- distance and slots ---------------------------------------------- */
 
+#ifdef RDT_COUNT_WORK
+_Atomic uint64_t rdt_sharp_distance_evals;
+#endif
+
 static double distance(const rdt_schema *s, const double *x, const double *c) {
+#ifdef RDT_COUNT_WORK
+  rdt_sharp_distance_evals++;
+#endif
   double d = 0;
   for (uint32_t j = 0; j < s->n_features; j++) {
     const rdt_feature *ft = &s->features[j];
@@ -77,6 +84,39 @@ uint64_t rdt_sharp_slot(const rdt_forest *f, uint32_t t, const double *xs, const
     }
   }
   return best;
+}
+
+/* a where mask is all ones, b where it is 0: no branch on the mask. */
+static double pick(uint64_t mask, double a, double b) {
+  uint64_t x, y;
+  memcpy(&x, &a, sizeof x);
+  memcpy(&y, &b, sizeof y);
+  x = (x & mask) | (y & ~mask);
+  memcpy(&a, &x, sizeof a);
+  return a;
+}
+
+uint64_t rdt_sharp_private_slot(const rdt_forest *f, uint32_t t, const double *xs, const uint32_t *bins) {
+  const rdt_sharp *sh = f->sharp;
+  uint32_t nf = f->schema.n_features;
+  uint64_t leaf = rdt_matrix_leaf(f, t, bins);
+  uint64_t a = sh->slot_start[leaf], n = sh->slot_start[leaf + 1] - a, total = rdt_sharp_slots(f);
+  uint64_t width = sh->scan_width > n ? sh->scan_width : n; /* scan_width >= n in a built forest */
+  /* Entry i reads slot a + i, wrapped into the forest's slots: past the
+  ** leaf's n centres it reads other centres (as much distinct memory, the
+  ** same arithmetic) whose distance the mask then ignores. The strict < keeps
+  ** the first nearest centre, as rdt_sharp_slot. */
+  uint64_t best = 0;
+  double bd = distance(&f->schema, xs, sh->centres + a * nf);
+  for (uint64_t i = 1; i < width; i++) {
+    uint64_t k = a + i;
+    k -= total & (0 - (uint64_t)(k >= total));
+    double d = distance(&f->schema, xs, sh->centres + k * nf);
+    uint64_t take = (0 - (uint64_t)(d < bd)) & (0 - (uint64_t)(i < n));
+    best = (i & take) | (best & ~take);
+    bd = pick(take, d, bd);
+  }
+  return a + best;
 }
 
 /* ---- structure -------------------------------------------------------- */
@@ -170,6 +210,11 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
     ok = sh->centres && f->counts && m->row_bins;
     if (!ok) snprintf(err, en, "out of memory for the RDT# centres");
   }
+  if (ok) { /* contract item 6: the most centres of any leaf a private row can reach */
+    sh->scan_width = 1;
+    for (uint64_t l = 0; l < f->matrix->leaf_start[f->config.primary_trees]; l++)
+      if (sh->slot_start[l + 1] - sh->slot_start[l] > sh->scan_width) sh->scan_width = sh->slot_start[l + 1] - sh->slot_start[l];
+  }
   if (ok) {
     uint64_t c = 0;
     for (uint64_t l = 0; l < p.n_leaves; l++) {
@@ -193,7 +238,7 @@ void rdt_sharp_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   uint32_t C = rdt_forest_slots(f);
   uint32_t *bins = f->matrix->row_bins;
   rdt_matrix_row_bins(f, xs, bins);
-  for (uint32_t t = 0; t < f->config.primary_trees; t++) f->counts[rdt_sharp_slot(f, t, xs, bins) * C + cls]++;
+  for (uint32_t t = 0; t < f->config.primary_trees; t++) f->counts[rdt_sharp_private_slot(f, t, xs, bins) * C + cls]++;
 }
 
 int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng *noise) {

@@ -21,6 +21,13 @@
 **      secondary trees count those labels exactly: post-processing of (3)
 **      and public data, so no further eps.
 **   5. Prediction is post-processing.
+**   6. Timing: every private row costs the same work whatever leaf it
+**      reaches. In each primary tree its nearest centre is searched over
+**      scan_width entries, the most centres of any primary leaf (public:
+**      structure and centres come from public rows only); entries past the
+**      leaf's own centres read other centres with the same arithmetic and are
+**      masked out of a branch-free minimum. Same centre chosen as
+**      rdt_sharp_slot (the first nearest).
 **
 ** Distance to a centre (documented rule): the sum over features of
 ** |x - c| / (max - min) for numeric features and [x != c] for categorical
@@ -44,6 +51,7 @@
 
 typedef struct rdt_sharp {
   uint64_t public_rows;   /* rows of the public query that shaped the trees */
+  uint64_t scan_width;    /* most centres of any primary leaf (contract item 6; set by rdt_sharp_build, not stored) */
   uint32_t *slot_start;   /* per leaf (forest-wide) + 1: its centres' slots */
   double *centres;        /* per slot, n_features cleaned values; NaN for a leaf without public rows */
 } rdt_sharp;
@@ -67,7 +75,10 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
 void rdt_sharp_free(rdt_sharp *s);
 /* Counter slot (forest-wide) of tree t for a cleaned row (bins: its bins). */
 uint64_t rdt_sharp_slot(const rdt_forest *f, uint32_t t, const double *xs, const uint32_t *bins);
-/* Count one private labeled row in the primary trees. */
+/* The same slot for a private row, with the same work for every leaf
+** (contract item 6; needs a forest from rdt_sharp_build). */
+uint64_t rdt_sharp_private_slot(const rdt_forest *f, uint32_t t, const double *xs, const uint32_t *bins);
+/* Count one private labeled row in the primary trees (rdt_sharp_private_slot). */
 void rdt_sharp_train_row(rdt_forest *f, const double *xs, uint32_t cls);
 /* Contract items 3 and 4: noise on the primary counters (private models),
 ** then pseudo-label the public rows with the primary ensemble and count
@@ -77,5 +88,10 @@ int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng 
 int rdt_sharp_check(const rdt_forest *f);
 /* Slots (centres) of the whole forest. */
 uint64_t rdt_sharp_slots(const rdt_forest *f);
+
+#ifdef RDT_COUNT_WORK
+/* Tests only: distances to centres computed so far. */
+extern _Atomic uint64_t rdt_sharp_distance_evals;
+#endif
 
 #endif
