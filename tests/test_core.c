@@ -561,6 +561,26 @@ static void test_forest(void) {
     rdt_rng_clear(&r);
   }
 
+  /* Fail closed (issue 19): noise parameters that cannot be set up add
+  ** nothing and say so, so the caller releases nothing. */
+  {
+    rdt_forest fc;
+    int built = make_forest(&fc, "{\"epsilon\":1,\"trees\":2,\"depth\":2,\"classes\":[0,1],\"features\":"
+                                 "[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}");
+    double x = 0.3;
+    if (built) rdt_forest_train_row(&fc, &x, 1);
+    rdt_rng r;
+    seeded(&r, "fail closed");
+    if (built) fc.config.eps_count.num = fc.config.eps.num; /* leaves' share 0: no valid scale */
+    int64_t before = 0, after = 0;
+    for (uint32_t i = 0; built && i < fc.config.trees * fc.n_leaves * 2; i++) before += fc.counts[i] * (int64_t)(i + 1);
+    int refused = built && !rdt_forest_add_noise(&fc, &r);
+    for (uint32_t i = 0; built && i < fc.config.trees * fc.n_leaves * 2; i++) after += fc.counts[i] * (int64_t)(i + 1);
+    check(refused && before == after, "forest: noise that cannot be set up adds nothing and fails (fail closed)");
+    if (built) rdt_forest_free(&fc);
+    rdt_rng_clear(&r);
+  }
+
   /* A non-private model's structure never depends on the rows (issue 19):
   ** without "depth" its depth is fixed, and nothing is chosen after the pass. */
   {
