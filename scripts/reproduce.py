@@ -47,22 +47,46 @@ PUBLISHED = {
 }
 
 
+# The learners behind the learner interface (ext/core/learners/), with only epsilon, classes (or
+# the target) and features: the "defaults only" protocol of issue 20.
+LEARNERS = {"classification": ["constant", "naive_bayes", "boost", "random_trees", "auto"],
+            "regression": ["constant", "boost", "auto"]}
+
+
+def registered(db, name):
+    """Whether this build registers learner `name` (an unknown algorithm is an option error)."""
+    try:
+        db.execute("SELECT rdt_fit(?, 'SELECT 1 AS x, 0 AS label WHERE 0')",
+                   (json.dumps({"algorithm": name, "epsilon": 1, "classes": [0],
+                                "features": [{"name": "x", "type": "numeric", "min": 0, "max": 1}]}),)).fetchone()
+        return True
+    except sqlite3.Error as e:
+        return "must be" not in str(e) and "does not do" not in str(e)
+
+
 def algorithms(task):
     if task == "regression":
-        return ["diprime"]
+        return ["diprime"] + LEARNERS["regression"]
     return ["rdt-threshold", "rdt-majority", "rdt-probabilistic", "diprime", "matrix", "matrix-batch",
-            "rdt#-20%", "rdt-20%", "rdt-nonprivate-ceiling"]
+            "rdt#-20%", "rdt-20%", "rdt-nonprivate-ceiling"] + LEARNERS["classification"]
 
 
 LABELED = 0.2  # RDT#: the labeled (private) share of the training rows
 
 
 def options(algo, eps, domains, classes, n_train, seed, task, args=""):
+    if algo in LEARNERS[task]:
+        o = {"algorithm": algo, "epsilon": eps, "features": domains, "seed": seed}
+        if task == "regression":
+            o.update(task="regression", target={"min": 0, "max": 1})
+        else:
+            o["classes"] = classes
+        return o
     if algo in ("matrix", "matrix-batch"):
         return {"noise": "matrix", "epsilon": None if algo == "matrix-batch" else eps, "classes": classes,
                 "features": domains, "seed": seed}
     if algo == "rdt#-20%":
-        return {"algorithm": "rdt#", "public_query": f"SELECT {args} FROM unlabeled", "epsilon": eps,
+        return {"algorithm": "rdt#", "public_query": f"SELECT {args} FROM unlabeled", "public_tables": ["unlabeled"], "epsilon": eps,
                 "rows": round(LABELED * n_train), "classes": classes, "features": domains, "seed": seed}
     if algo == "rdt-20%":
         return {"epsilon": eps, "rows": round(LABELED * n_train), "classes": classes, "features": domains,
@@ -107,6 +131,8 @@ def run_dataset(name, data_dir, runs):
         db.execute(f"CREATE TABLE unlabeled AS SELECT {args} FROM train WHERE rid NOT IN lab_ids ORDER BY rid")
         exact = {}
         for algo in algorithms(task):
+            if algo in LEARNERS[task] and not registered(db, algo):
+                continue
             for eps in (EPSILONS if algo != "rdt-nonprivate-ceiling" else [None]):
                 o = options(algo, eps, domains, classes, n_train, seed, task, args)
                 source = "labeled" if algo in ("rdt#-20%", "rdt-20%") else "train"

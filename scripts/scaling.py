@@ -59,7 +59,7 @@ def matrix_options():
 
 
 def sharp_options():
-    return json.dumps({"algorithm": "rdt#", "epsilon": 1, "public_query": f"SELECT {COLS} FROM t WHERE rowid % 10 = 0",
+    return json.dumps({"algorithm": "rdt#", "epsilon": 1, "public_tables": ["t"], "public_query": f"SELECT {COLS} FROM t WHERE rowid % 10 = 0",
                        "classes": [0, 1],
                        "features": [{"name": f, "type": "numeric", "min": 0, "max": 1} for f in FEATURES]})
 

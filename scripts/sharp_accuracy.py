@@ -146,7 +146,7 @@ def run_dataset(name, csv_path, runs, epsilons):
             n_labeled, n_unlabeled, n_test = split(db, features, n_rows, fraction, seed, fold)
             for eps in epsilons:
                 sharp = {**base, "epsilon": eps, "seed": seed, "algorithm": "rdt#",
-                         "public_query": public_query, "rows": n_labeled}
+                         "public_query": public_query, "public_tables": ["unlabeled"], "rows": n_labeled}
                 error, info = evaluate(db, features, sharp)
                 fold_errors["RDT#", eps].append(error * n_test)
                 s = info.get("rdt#", {})
