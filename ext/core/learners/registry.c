@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "../learner.h"
+#include "boost.h"
 #include "constant.h"
 
 static const rdt_learner *const learners[] = {
     &rdt_learner_constant,
+    &rdt_learner_boost,
     NULL,
 };
 
