@@ -49,9 +49,13 @@ build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
+build/test_boost: tests/test_boost.c $(CORE_SRC) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
+test: $(EXT) build/test_core build/test_boost build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -61,10 +65,11 @@ test-asan:
 	@mkdir -p build/asan
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SOFLAGS) -o build/asan/rdt.$(SOEXT) $(CORE_SRC) $(SQL_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_boost tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
-	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_AUDIT=build/asan/audit \
+	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_BOOST=build/asan/test_boost RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
 	  bash tests/run_all.sh
 
