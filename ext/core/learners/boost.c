@@ -52,13 +52,15 @@
 **   4. The step is post-processing of the noisy vectors: score[f][b][k] +=
 **      lr * (g_k / G) / (h * max(count, 0) + ridge), with the public per-row
 **      Hessian bound h = (1/K)(1 - 1/K) (1/4 for binary; 1 for regression)
-**      and ridge = 2h times the count's noise scale S / (C eps_q) (non-
+**      and ridge = 2h times the count's noise scale S / (C eps_q) (regression
+**      0.5h times it, as its learning rate shrinks the steps already; non-
 **      private: h), which shrinks the steps of bins whose sums are mostly
 **      noise. (C = G/8 and the factor 2 were the best of C in {G/16, G/8,
 **      G/4, G/2, G} and 1, 2, 4 scales on the ten classification sets of
-**      ../shared/datasets: a small count weight leaves the gradients more
-**      of the budget, and the count is only needed roughly.) Scores are
-**      clamped into +-1e6. With pure epsilon more rounds cost more noise:
+**      ../shared/datasets, 0.5 of 0.25 .. 2 on parkinsons and banknote
+**      regression: a small count weight leaves the gradients more of the
+**      budget, and the count is only needed roughly.) Scores are clamped
+**      into +-1e6. With pure epsilon more rounds cost more noise:
 **      every visit's share shrinks as R grows (the measured best is R = 1,
 **      results/boost_eps1.md).
 **   5. Every counter of every bin gets its noise whatever its value and
@@ -80,7 +82,8 @@
 #define COUNT_WEIGHT RDT_BOOST_COUNT_WEIGHT /* C: count grid units per row */
 #define SUM_GRID_LOG2 16                    /* regression intercept sum: units of 2^-16 */
 #define INTERCEPT_SHARE 10                  /* eps_0 = eps / 10 */
-#define RIDGE_SCALES 2 /* ridge: h times this many count noise scales */
+#define RIDGE_SCALES 2               /* ridge: h times this many count noise scales */
+#define RIDGE_SCALES_REGRESSION 0.5 /* (regression: its learning rate shrinks already) */
 #define SCORE_LIMIT 1e6
 #define MAX_ROUNDS 4
 #define MAX_LR 10.0
@@ -408,7 +411,10 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
     for (size_t i = 0; i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
     double h = hessian_bound(s);
     double ridge = h;
-    if (s->is_private && s->nf) ridge = RIDGE_SCALES * h * ((double)S / COUNT_WEIGHT / rdt_eps_to_double(eps_visit(s)));
+    if (s->is_private && s->nf) {
+      double count_scale = (double)S / COUNT_WEIGHT / rdt_eps_to_double(eps_visit(s));
+      ridge = (K ? RIDGE_SCALES : RIDGE_SCALES_REGRESSION) * h * count_scale;
+    }
     const int64_t l1_bound = 2 * (int64_t)GRID + (int64_t)K;
     for (uint32_t r = 0; r < s->rounds; r++) {
       for (uint32_t f = 0; f < s->nf; f++) {
