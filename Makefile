@@ -53,9 +53,13 @@ build/test_learners: tests/test_learners.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
+build/test_boost: tests/test_boost.c $(CORE_SRC) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/test_learners build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
+test: $(EXT) build/test_core build/test_learners build/test_boost build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -66,10 +70,11 @@ test-asan:
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(SOFLAGS) -o build/asan/rdt.$(SOEXT) $(CORE_SRC) $(SQL_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DRDT_COUNT_WORK -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_learners tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_boost tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
-	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_AUDIT=build/asan/audit \
+	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
 	  bash tests/run_all.sh
 
@@ -158,7 +163,7 @@ clean:
 #                    build/fuzz/; crashes are written to build/fuzz/crashes/.
 # make fuzz-replay   the same targets built with $(CC) and tests/fuzz/replay.c, run over
 #                    tests/fuzz/corpus/ (make test runs them too).
-# make test-valgrind build/test_core, build/test_learners and the SQL suite under valgrind.
+# make test-valgrind build/test_core, build/test_learners, build/test_boost and the SQL suite under valgrind.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
@@ -200,11 +205,12 @@ fuzz-replay: build/fuzz-replay-model build/fuzz-replay-options
 
 # valgrind's --error-exitcode=99 marks its findings; the SQL runner fails a case
 # whose shell exits 99 (see tests/valgrind-sqlite3.sh).
-test-valgrind: $(EXT) build/test_core build/test_learners build/fuzz-replay-model build/fuzz-replay-options
+test-valgrind: $(EXT) build/test_core build/test_learners build/test_boost build/fuzz-replay-model build/fuzz-replay-options
 	@fail=0; \
 	echo "# core unit tests under valgrind"; \
 	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_core || { echo "not ok - build/test_core under valgrind (exit $$?)"; fail=1; }; \
 	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_learners || { echo "not ok - build/test_learners under valgrind (exit $$?)"; fail=1; }; \
+	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_boost || { echo "not ok - build/test_boost under valgrind (exit $$?)"; fail=1; }; \
 	echo "# fuzz corpus replay under valgrind"; \
 	for t in $(FUZZ_TARGETS); do \
 	  RDT_FUZZ_REPLAY_TIMEOUT=1800 $(VALGRIND) -q --error-exitcode=99 --leak-check=full \

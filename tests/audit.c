@@ -21,6 +21,7 @@
 #include "core/forest.h"
 #include "core/learner.h"
 #include "core/learners/naive_bayes.h"
+#include "core/learners/boost.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/noise.h"
@@ -873,6 +874,67 @@ static void audit_naive_bayes(int broken) {
     report(broken ? "naive Bayes with noise of scale 1/eps on every counter (sensitivity d+1 ignored)"
                   : "naive Bayes (3 features, 2 bins) on 3 vs 4 rows, the 4 moved counters and the prediction",
            k[0], k[1], NB_EVENTS, rdt_eps_to_double(c.eps), !broken);
+}
+
+/* ---- mechanism 12: the boost learner (learners/boost.c) ------------------ */
+/* Neighbours: D = BOOST_ROWS rows of class 0 at x = 0.2 (bin 0 of 2) and
+** D' = D plus one row of class 1 at x = 0.7 (bin 1). The intercept (class
+** counts, eps/10) makes class 1 unlikely, so the added row's softmax
+** gradient is nearly (-1, +1): close to the worst case of Contract 3. The
+** released quantities: the intercept's noisy class-1 count and bin 1's noisy
+** vector (C * count, g_0, g_1) of the one feature visit (eps 0.9), read from
+** the trace; in D that bin is empty. Events, fixed in advance: each
+** component beyond its shift toward D' (or at/below 0 toward D), jointly,
+** which is where the privacy loss of a Laplace vector is largest. The broken
+** twin states the gradient's L1 bound as 1 instead of 2 (S = C + G + K):
+** noise too small for the vector. */
+#define BOOST_ROWS 100
+#define BOOST_EVENTS 5
+static const char *BOOST_OPTS =
+    "{\"algorithm\": \"boost\", \"epsilon\": 1, \"bins\": 2, \"classes\": [0, 1],"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+static void audit_boost(int broken) {
+  char ledger[160], label[RDT_MAX_NAME + 1], err[256];
+  rdt_json *opts = NULL;
+  rdt_schema schema;
+  rdt_learn_common common;
+  const rdt_learner *L = &rdt_learner_boost;
+  if (!rdt_options_parse_learner(BOOST_OPTS, strlen(BOOST_OPTS), L, &opts, &schema, &common, ledger, sizeof ledger,
+                                 label, err, sizeof err)) {
+    check(0, "boost audit setup");
+    return;
+  }
+  const int64_t G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT, shift = G * 9 / 10; /* the row's gradient >= 0.9 */
+  uint64_t S = broken ? (uint64_t)(C + G + 2) : 0; /* 0: the true sensitivity */
+  long k[2][BOOST_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "boost-broken" : "boost", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = L->start(opts, &schema, &common, err, sizeof err);
+      if (!st) { ok = 0; break; }
+      double lo = 0.2, hi = 0.7;
+      for (int r = 0; r < BOOST_ROWS; r++) L->row(st, &lo, 0, 0);
+      if (side) L->row(st, &hi, 1, 0);
+      int64_t t[8]; /* intercept c0, c1; bin 0: n, g0, g1; bin 1: n, g0, g1 */
+      ok = rdt_boost_finish_traced(st, &rng, S, t, 8);
+      L->free(st);
+      int64_t c1 = t[1], n = t[5], g0 = t[6], g1 = t[7];
+      k[side][0] += c1 >= 1 && n >= C && g0 <= -shift && g1 >= shift;
+      k[side][1] += c1 <= 0 && n <= 0 && g0 >= 0 && g1 <= 0;
+      k[side][2] += n >= C && g1 - g0 >= 2 * shift;
+      k[side][3] += g1 - g0 <= 0;
+      k[side][4] += c1 >= 1 && g1 - g0 >= 2 * shift;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) check(0, "boost audit: the learner refused to start or finish");
+  else
+    report(broken ? "boost learner with the gradient's L1 bound stated as 1 instead of 2"
+                  : "boost learner (intercept + one feature visit) on 100 vs 101 rows, bin vector and intercept",
+           k[0], k[1], BOOST_EVENTS, rdt_eps_to_double(common.eps), !broken);
   rdt_json_free(opts);
   rdt_schema_free(&schema);
 }
@@ -1005,6 +1067,8 @@ int main(void) {
   audit_auto_guard(1);
   audit_constant(0);
   audit_constant(1);
+  audit_boost(0);
+  audit_boost(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

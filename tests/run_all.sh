@@ -2,6 +2,7 @@
 # Runs every test suite and ends with one line "N passed, N failed".
 #   RDT_TEST_CORE  the core unit-test binary (default build/test_core)
 #   RDT_TEST_LEARNERS  the learners' unit-test binary (default build/test_learners)
+#   RDT_TEST_BOOST the unit tests of the boost learner (default build/test_boost)
 #   RDT_AUDIT      the privacy-audit binary (default build/audit)
 #   RDT_FUZZ_REPLAY_MODEL, RDT_FUZZ_REPLAY_OPTIONS  the fuzz targets built with
 #                  tests/fuzz/replay.c (default build/fuzz-replay-model, -options)
@@ -71,6 +72,7 @@ fi
 
 suite "core unit tests" "${RDT_TEST_CORE:-build/test_core}"
 suite "learner unit tests" "${RDT_TEST_LEARNERS:-build/test_learners}"
+suite "unit tests of the boost learner" "${RDT_TEST_BOOST:-build/test_boost}"
 suite "privacy audits" "${RDT_AUDIT:-build/audit}"
 suite "SQL tests through the sqlite3 shell" bash tests/sql_runner.sh
 

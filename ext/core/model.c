@@ -996,10 +996,12 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, ch
         if (!m->state || lr.bad || lr.pos != lr.n) { why = "malformed learner state"; bad = 1; }
       }
       seen = 1;
+      s.pos = s.n; /* the learner's reader checked it read the payload to its end */
     } else {
       bad = 1;
     }
     if (s.bad) bad = 1;
+    if (!bad && s.pos != s.n) { why = "section has trailing bytes"; bad = 1; } /* one encoding per model */
   }
   if (bad || r.bad || !seen || r.pos != r.n) {
     rdt_learned_free(m);

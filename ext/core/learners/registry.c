@@ -6,6 +6,7 @@
 
 #include "../learner.h"
 #include "auto.h"
+#include "boost.h"
 #include "constant.h"
 #include "naive_bayes.h"
 #include "random_trees.h"
@@ -13,6 +14,7 @@
 static const rdt_learner *const learners[] = {
     &rdt_learner_constant,
     &rdt_learner_naive_bayes,
+    &rdt_learner_boost,
     &rdt_learner_random_trees,
     &rdt_learner_auto,
     NULL,

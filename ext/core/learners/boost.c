@@ -1,0 +1,593 @@
+/*
+** boost.c - cyclic additive boosting on public per-feature histograms
+** (EBM-like), pure epsilon. The model is an additive score per class per
+** (feature, bin) plus a per-class intercept; classification predicts the
+** softmax of the summed scores, regression the summed score (in units of
+** the target range) clamped into the public target bounds.
+**
+** Bins are public: numeric features in "bins" equal-width bins of their
+** bounds (option "bins", 2..255, default 10), categorical ones by code (their
+** n_values + 1 bins, `other` last; at most 65536 bins, the schema's limit).
+** Options: "bins", "rounds" (1..4, default 1), "learning_rate" (0 < lr <= 10;
+** default 1.0 for classification, 0.1 for regression, where d correlated
+** features stepping together overshoot, see the design notes).
+**
+** Training needs the current model's prediction for every row while it
+** visits the features in turn, so row() keeps a compact binned copy.
+** Memory bound: d * w + 2 bytes per row for classification (the class as a
+** uint16), d * w + 8 for regression (the scaled target as a double), where
+** w = 1 if every feature has at most 256 bins, else 2; finish() needs n * K
+** (regression: n) doubles more for the rows' current scores, plus O(bins)
+** scratch. An allocation failure in row() or merge() sets a flag and finish()
+** then fails closed (returns 0, releases nothing).
+**
+** Privacy contract (neighbours: add or remove one row; K classes, d features,
+** R rounds; grid G = 2^12 gradient units per 1.0, count weight C = 2^9 grid
+** units per row; all epsilons rationals num / 2^32, shares rounded down):
+**   1. The budget: eps_0 = floor(eps / 10) for the intercept, and
+**      eps_q = floor((eps - eps_0) / (R * d)) for each of the R * d feature
+**      visits. Total spent: eps_0 + R * d * eps_q <= eps (sequential
+**      composition, adaptive: each query below is computed with the model
+**      released so far, which is fixed given the earlier outputs, so its
+**      sensitivity is the one row's own contribution).
+**   2. The intercept. Classification: the K class counts; one row changes one
+**      count by 1, L1 sensitivity 1, discrete Laplace of scale 1/eps_0 each:
+**      eps_0-DP. Regression (as constant.c): the row count (sensitivity 1)
+**      and the sum of the targets scaled into [0, 1] on the grid 2^-16
+**      (sensitivity 2^16 grid units), each with eps_0 / 2: eps_0-DP.
+**   3. A feature visit releases, for every bin of the feature, the vector
+**      (C * count, g_1, ..., g_K) in grid units, g_k the sum over the bin's
+**      rows of round(G * (onehot(y)_k - p_k)), p the softmax of the row's
+**      current scores (regression: one g, the sum of round(G * r), r = the
+**      target minus the clamped current prediction, both scaled into [0, 1]
+**      by the public range, so r is in [-1, 1]). One row lies in exactly one
+**      bin and changes only that bin's vector: by C in the count, and by
+**      sum_k |round(G * g_k)| <= G * sum_k |g_k| + K / 2 <= 2G + K in the
+**      gradients, since sum_k |onehot_k - p_k| = 2 (1 - p_y) <= 2 (a guard
+**      drops a row's gradient should floating point ever exceed it).
+**      Regression: |round(G r)| <= G, because +-G are integers. So the whole
+**      release of a visit (all bins) has L1 sensitivity S = C + 2G + K grid
+**      units (regression S = C + G), and every component of every bin gets
+**      discrete Laplace of scale S / eps_q: eps_q-DP per visit.
+**   4. The step is post-processing of the noisy vectors: score[f][b][k] +=
+**      lr * (g_k / G) / (h * max(count, 0) + ridge), with the public per-row
+**      Hessian bound h = (1/K)(1 - 1/K) (1/4 for binary; 1 for regression)
+**      and ridge = 2h times the count's noise scale S / (C eps_q) (regression
+**      0.5h times it, as its learning rate shrinks the steps already; non-
+**      private: h), which shrinks the steps of bins whose sums are mostly
+**      noise. (C = G/8 and the factor 2 were the best of C in {G/16, G/8,
+**      G/4, G/2, G} and 1, 2, 4 scales on the ten classification sets of
+**      ../shared/datasets, 0.5 of 0.25 .. 2 on parkinsons and banknote
+**      regression: a small count weight leaves the gradients more of the
+**      budget, and the count is only needed roughly.) Scores are clamped
+**      into +-1e6. With pure epsilon more rounds cost more noise:
+**      every visit's share shrinks as R grows (the measured best is R = 1,
+**      results/boost_eps1.md).
+**   5. Every counter of every bin gets its noise whatever its value and
+**      whether or not a row reached it (data-independent work); if any noise
+**      parameter cannot be set up (e.g. a share rounds to 0) or memory runs
+**      out, finish() returns 0 and nothing is released. Afterwards the row
+**      copy and all exact sums are wiped and freed: only the scores remain.
+** Non-private ("epsilon": null): the same steps without noise.
+*/
+#include "boost.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID RDT_BOOST_GRID                 /* G: gradient grid units per 1.0 */
+#define COUNT_WEIGHT RDT_BOOST_COUNT_WEIGHT /* C: count grid units per row */
+#define SUM_GRID_LOG2 16                    /* regression intercept sum: units of 2^-16 */
+#define INTERCEPT_SHARE 10                  /* eps_0 = eps / 10 */
+#define RIDGE_SCALES 2               /* ridge: h times this many count noise scales */
+#define RIDGE_SCALES_REGRESSION 0.5 /* (regression: its learning rate shrinks already) */
+#define SCORE_LIMIT 1e6
+#define MAX_ROUNDS 4
+#define MAX_LR 10.0
+#define MAX_CELLS ((uint64_t)1 << 24) /* score cells (bins x classes): 128 MiB of doubles */
+
+typedef struct boost_state {
+  uint32_t n_classes;    /* K; 0: regression */
+  uint32_t nk;           /* score components per bin: K, or 1 */
+  uint32_t nf;           /* features */
+  uint32_t bins, rounds;
+  double lr;
+  int is_private;
+  rdt_eps eps;
+  double lo, hi;         /* regression: public target bounds */
+  rdt_feature *feat;     /* public facts only (type, bounds, n_values) */
+  uint32_t *nb, *off;    /* bins per feature, first bin's index */
+  uint32_t total_bins, max_bins;
+  double *intercept;     /* nk */
+  double *scores;        /* total_bins * nk */
+  /* the binned row copy (exact, private), gone after finish */
+  unsigned char *rows;
+  size_t n_rows, cap_rows, row_size;
+  uint32_t width;        /* bytes per bin index: 1 or 2 */
+  int oom;
+} boost_state;
+
+static double clamp01(double u) { return u < 0 ? 0 : u > 1 ? 1 : u; }
+
+static double clamp_score(double v) {
+  if (!(v == v)) return 0;
+  return v < -SCORE_LIMIT ? -SCORE_LIMIT : v > SCORE_LIMIT ? SCORE_LIMIT : v;
+}
+
+/* Contract 1: the shares (zero when not private or impossible). */
+static rdt_eps eps_intercept(const boost_state *s) {
+  rdt_eps e = {s->is_private ? s->eps.num / INTERCEPT_SHARE : 0};
+  return e;
+}
+static rdt_eps eps_visit(const boost_state *s) {
+  rdt_eps e = {0};
+  uint64_t visits = (uint64_t)s->rounds * s->nf;
+  if (s->is_private && visits) e.num = (s->eps.num - eps_intercept(s).num) / visits;
+  return e;
+}
+
+uint64_t rdt_boost_sensitivity(uint32_t n_classes) {
+  return n_classes ? (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes : (uint64_t)COUNT_WEIGHT + GRID;
+}
+
+static double hessian_bound(const boost_state *s) {
+  if (!s->n_classes) return 1;
+  if (s->n_classes < 2) return 0.25;
+  double k = s->n_classes;
+  return (1 / k) * (1 - 1 / k);
+}
+
+static void wipe_rows(boost_state *s) {
+  if (s->rows) sodium_memzero(s->rows, s->cap_rows * s->row_size);
+  free(s->rows);
+  s->rows = NULL;
+  s->n_rows = s->cap_rows = 0;
+}
+
+static void boost_free(void *st) {
+  boost_state *s = st;
+  if (!s) return;
+  wipe_rows(s);
+  if (s->scores) sodium_memzero(s->scores, (size_t)s->total_bins * s->nk * sizeof *s->scores);
+  if (s->intercept) sodium_memzero(s->intercept, s->nk * sizeof *s->intercept);
+  free(s->scores);
+  free(s->intercept);
+  free(s->feat);
+  free(s->nb);
+  free(s->off);
+  sodium_memzero(s, sizeof *s);
+  free(s);
+}
+
+static void *fail_start(boost_state *s, char *err, size_t en, const char *msg) {
+  if (en) snprintf(err, en, "%s", msg);
+  boost_free(s);
+  return NULL;
+}
+
+/* The state for a schema and parameters (start and decode). NULL with err
+** (empty: out of memory). */
+static boost_state *alloc_state(const rdt_schema *sc, const rdt_learn_common *c, uint32_t bins, uint32_t rounds,
+                                double lr, char *err, size_t en) {
+  if (en) err[0] = 0;
+  boost_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n_classes = c->regression ? 0 : sc->n_classes;
+  s->nk = s->n_classes ? s->n_classes : 1;
+  s->nf = sc->n_features;
+  s->bins = bins;
+  s->rounds = rounds;
+  s->lr = lr;
+  s->is_private = c->is_private;
+  s->eps = c->eps;
+  s->lo = c->target_min;
+  s->hi = c->target_max;
+  size_t nf1 = s->nf ? s->nf : 1;
+  s->feat = calloc(nf1, sizeof *s->feat);
+  s->nb = calloc(nf1, sizeof *s->nb);
+  s->off = calloc(nf1, sizeof *s->off);
+  if (!s->feat || !s->nb || !s->off) return fail_start(s, err, 0, "");
+  uint64_t total = 0;
+  s->width = 1;
+  for (uint32_t f = 0; f < s->nf; f++) {
+    const rdt_feature *ft = &sc->features[f];
+    if (ft->type != RDT_FEATURE_NUMERIC && ft->n_values > RDT_MAX_VALUES)
+      return fail_start(s, err, en, "boost: a categorical feature has more than 65535 values");
+    s->feat[f].type = ft->type;
+    s->feat[f].min = ft->min;
+    s->feat[f].max = ft->max;
+    s->feat[f].n_values = ft->n_values;
+    s->nb[f] = rdt_learn_bins(&s->feat[f], bins);
+    s->off[f] = (uint32_t)total;
+    total += s->nb[f];
+    if (s->nb[f] > 256) s->width = 2;
+    if (s->nb[f] > s->max_bins) s->max_bins = s->nb[f];
+    if (total * s->nk > MAX_CELLS) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "boost: too many scores (bins x classes above %llu); use fewer bins, features "
+               "or classes", (unsigned long long)MAX_CELLS);
+      return fail_start(s, err, en, msg);
+    }
+  }
+  s->total_bins = (uint32_t)total;
+  s->row_size = (size_t)s->nf * s->width + (s->n_classes ? 2 : sizeof(double));
+  s->intercept = calloc(s->nk, sizeof *s->intercept);
+  s->scores = calloc(total ? (size_t)total * s->nk : 1, sizeof *s->scores);
+  if (!s->intercept || !s->scores) return fail_start(s, err, 0, "");
+  return s;
+}
+
+static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_learn_common *c, char *err,
+                         size_t en) {
+  uint32_t bins = 10, rounds = 1;
+  double lr = c->regression ? 0.1 : 1.0;
+  const rdt_json *j = rdt_json_get(opts, "bins");
+  if (en) err[0] = 0;
+  if (j) {
+    if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 2 || j->integer > 255) {
+      snprintf(err, en, "\"bins\" must be an integer from 2 to 255");
+      return NULL;
+    }
+    bins = (uint32_t)j->integer;
+  }
+  if ((j = rdt_json_get(opts, "rounds"))) {
+    if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > MAX_ROUNDS) {
+      snprintf(err, en, "\"rounds\" must be an integer from 1 to %d (with pure epsilon every round divides it)",
+               MAX_ROUNDS);
+      return NULL;
+    }
+    rounds = (uint32_t)j->integer;
+  }
+  if ((j = rdt_json_get(opts, "learning_rate"))) {
+    if (j->type != RDT_JSON_NUMBER || !(j->number > 0 && j->number <= MAX_LR)) {
+      snprintf(err, en, "\"learning_rate\" must be a number > 0 and at most %g", MAX_LR);
+      return NULL;
+    }
+    lr = j->number;
+  }
+  return alloc_state(sc, c, bins, rounds, lr, err, en);
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static uint32_t row_bin(const boost_state *s, const unsigned char *row, uint32_t f) {
+  if (s->width == 1) return row[f];
+  uint16_t v;
+  memcpy(&v, row + 2 * (size_t)f, 2);
+  return v;
+}
+
+static uint32_t row_class(const boost_state *s, const unsigned char *row) {
+  uint16_t v;
+  memcpy(&v, row + (size_t)s->nf * s->width, 2);
+  return v;
+}
+
+static double row_target(const boost_state *s, const unsigned char *row) {
+  double v;
+  memcpy(&v, row + (size_t)s->nf * s->width, sizeof v);
+  return v;
+}
+
+/* Room for `more` rows; 0 (and the flag) when memory runs out. */
+static int reserve(boost_state *s, size_t more) {
+  if (s->oom) return 0;
+  if (s->cap_rows - s->n_rows >= more) return 1;
+  size_t cap = s->cap_rows ? s->cap_rows : 1024;
+  while (cap - s->n_rows < more) {
+    if (cap > SIZE_MAX / 2 / s->row_size) { s->oom = 1; return 0; }
+    cap *= 2;
+  }
+  /* A fresh block, not realloc: the old one is wiped before it is freed. */
+  unsigned char *p = malloc(cap * s->row_size);
+  if (!p) { s->oom = 1; return 0; }
+  if (s->rows) memcpy(p, s->rows, s->n_rows * s->row_size);
+  size_t n = s->n_rows;
+  wipe_rows(s);
+  s->rows = p;
+  s->n_rows = n;
+  s->cap_rows = cap;
+  return 1;
+}
+
+static void boost_row(void *st, const double *x, uint32_t cls, double target) {
+  boost_state *s = st;
+  if (s->n_classes && cls >= s->n_classes) return;
+  if (!reserve(s, 1)) return;
+  unsigned char *row = s->rows + s->n_rows * s->row_size;
+  for (uint32_t f = 0; f < s->nf; f++) {
+    uint32_t b = rdt_learn_bin(&s->feat[f], s->bins, x[f]);
+    if (s->width == 1) {
+      row[f] = (unsigned char)b;
+    } else {
+      uint16_t v = (uint16_t)b;
+      memcpy(row + 2 * (size_t)f, &v, 2);
+    }
+  }
+  if (s->n_classes) {
+    uint16_t v = (uint16_t)cls;
+    memcpy(row + (size_t)s->nf * s->width, &v, 2);
+  } else {
+    double u = clamp01((target - s->lo) / (s->hi - s->lo));
+    memcpy(row + (size_t)s->nf * s->width, &u, sizeof u);
+  }
+  s->n_rows++;
+}
+
+static int boost_merge(void *into, const void *from) {
+  boost_state *a = into;
+  const boost_state *b = from;
+  if (a->n_classes != b->n_classes || a->nf != b->nf || a->bins != b->bins || a->rounds != b->rounds ||
+      a->row_size != b->row_size || a->width != b->width || a->lr != b->lr)
+    return 0;
+  if (b->oom) a->oom = 1;
+  if (!reserve(a, b->n_rows)) return 0;
+  if (b->n_rows) memcpy(a->rows + a->n_rows * a->row_size, b->rows, b->n_rows * b->row_size);
+  a->n_rows += b->n_rows;
+  return 1;
+}
+
+/* ---- finish -------------------------------------------------------------- */
+
+typedef struct noise_sink {
+  rdt_rng *rng;
+  int64_t *trace;
+  size_t trace_len, at;
+} noise_sink;
+
+/* v plus discrete Laplace (s, t) when private; recorded in the trace. */
+static int64_t release(noise_sink *ns, int is_private, int64_t v, uint64_t s, uint64_t t) {
+  if (is_private) v += rdt_discrete_laplace(ns->rng, s, t);
+  if (ns->trace && ns->at < ns->trace_len) ns->trace[ns->at] = v;
+  ns->at++;
+  return v;
+}
+
+/* p = softmax(z) over n components. */
+static void softmax(const double *z, uint32_t n, double *p) {
+  double m = z[0], sum = 0;
+  for (uint32_t k = 1; k < n; k++)
+    if (z[k] > m) m = z[k];
+  for (uint32_t k = 0; k < n; k++) sum += (p[k] = exp(z[k] - m));
+  for (uint32_t k = 0; k < n; k++) p[k] /= sum;
+}
+
+/* Contract 2: the intercept into s->intercept, and every row's scores. */
+static void fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
+                          int64_t *counts) {
+  double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
+  if (s->n_classes) {
+    for (size_t i = 0; i < s->n_rows; i++) counts[row_class(s, s->rows + i * s->row_size)]++;
+    double pseudo = s->is_private ? scale0 / 2 : 0.5;
+    for (uint32_t k = 0; k < s->n_classes; k++) {
+      int64_t v = release(ns, s->is_private, counts[k], a, b);
+      s->intercept[k] = clamp_score(log((v > 0 ? (double)v : 0) + pseudo));
+    }
+    return;
+  }
+  int64_t n = 0, sum = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    n++;
+    sum += (int64_t)nearbyint(row_target(s, s->rows + i * s->row_size) * (1 << SUM_GRID_LOG2));
+  }
+  n = release(ns, s->is_private, n, a, b);
+  sum = release(ns, s->is_private, sum, a2, b2);
+  double pseudo = scale0; /* half the count's noise scale 2/eps_0 (eps_0 / 2 each), as constant.c */
+  double mean = ((double)sum / (1 << SUM_GRID_LOG2) + pseudo * 0.5) / ((n > 0 ? (double)n : 0) + pseudo);
+  s->intercept[0] = mean == mean ? clamp01(mean) : 0.5;
+  (void)counts;
+}
+
+int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len) {
+  boost_state *s = st;
+  const uint32_t nk = s->nk, K = s->n_classes;
+  const size_t vec = (size_t)nk + 1; /* per bin: count, then gradients */
+  uint64_t S = sensitivity ? sensitivity : rdt_boost_sensitivity(K);
+  uint64_t a0 = 0, b0 = 0, a1 = 0, b1 = 0, aq = 0, bq = 0;
+  int ok = !s->oom;
+  if (ok && s->is_private) {
+    rdt_eps e0 = eps_intercept(s), eq = eps_visit(s);
+    if (!K) e0.num /= 2;
+    ok = rdt_laplace_params(e0, 1, &a0, &b0) && (K || rdt_laplace_params(e0, 1u << SUM_GRID_LOG2, &a1, &b1)) &&
+         (!s->nf || rdt_laplace_params(eq, S, &aq, &bq));
+  }
+  double *F = NULL, *delta = NULL, *p = NULL;
+  int64_t *sums = NULL;
+  const size_t n_sums = (size_t)s->max_bins * vec + K + 1; /* a visit's vectors, or the class counts */
+  if (ok) {
+    F = malloc((s->n_rows ? s->n_rows : 1) * nk * sizeof *F);
+    sums = malloc(n_sums * sizeof *sums);
+    delta = malloc(((size_t)s->max_bins + 1) * nk * sizeof *delta);
+    p = malloc(nk * sizeof *p);
+    ok = F && sums && delta && p;
+  }
+  if (ok) {
+    noise_sink ns = {noise, trace, trace_len, 0};
+    memset(sums, 0, n_sums * sizeof *sums);
+    fit_intercept(s, &ns, a0, b0, a1, b1, sums);
+    for (size_t i = 0; i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
+    double h = hessian_bound(s);
+    double ridge = h;
+    if (s->is_private && s->nf) {
+      double count_scale = (double)S / COUNT_WEIGHT / rdt_eps_to_double(eps_visit(s));
+      ridge = (K ? RIDGE_SCALES : RIDGE_SCALES_REGRESSION) * h * count_scale;
+    }
+    const int64_t l1_bound = 2 * (int64_t)GRID + (int64_t)K;
+    for (uint32_t r = 0; r < s->rounds; r++) {
+      for (uint32_t f = 0; f < s->nf; f++) {
+        uint32_t nb = s->nb[f];
+        memset(sums, 0, (size_t)nb * vec * sizeof *sums);
+        /* Contract 3: the exact per-bin vectors. */
+        for (size_t i = 0; i < s->n_rows; i++) {
+          const unsigned char *row = s->rows + i * s->row_size;
+          int64_t *v = sums + (size_t)row_bin(s, row, f) * vec;
+          double *z = F + i * nk;
+          v[0] += COUNT_WEIGHT;
+          if (K) {
+            uint32_t y = row_class(s, row);
+            softmax(z, K, p);
+            int64_t l1 = 0;
+            for (uint32_t k = 0; k < K; k++) {
+              double g = (k == y ? 1.0 : 0.0) - p[k];
+              l1 += llabs((long long)(int64_t)nearbyint(GRID * g));
+            }
+            if (l1 > l1_bound) continue; /* the guard of Contract 3; never taken */
+            for (uint32_t k = 0; k < K; k++) v[1 + k] += (int64_t)nearbyint(GRID * ((k == y ? 1.0 : 0.0) - p[k]));
+          } else {
+            double res = row_target(s, row) - clamp01(z[0]);
+            res = res < -1 ? -1 : res > 1 ? 1 : res;
+            v[1] += (int64_t)nearbyint(GRID * res);
+          }
+        }
+        /* Noise on every component of every bin, then the step (Contract 4). */
+        for (uint32_t bin = 0; bin < nb; bin++) {
+          int64_t *v = sums + (size_t)bin * vec;
+          double count = (double)release(&ns, s->is_private, v[0], aq, bq) / COUNT_WEIGHT;
+          double den = h * (count > 0 ? count : 0) + ridge;
+          double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
+          for (uint32_t k = 0; k < nk; k++) {
+            double g = (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
+            double next = clamp_score(sc[k] + s->lr * g / den);
+            delta[(size_t)bin * nk + k] = next - sc[k];
+            sc[k] = next;
+          }
+        }
+        for (size_t i = 0; i < s->n_rows; i++) {
+          const double *d = delta + (size_t)row_bin(s, s->rows + i * s->row_size, f) * nk;
+          for (uint32_t k = 0; k < nk; k++) F[i * nk + k] += d[k];
+        }
+      }
+    }
+  }
+  /* Contract 5: the exact state goes, released or not. */
+  if (F) sodium_memzero(F, (s->n_rows ? s->n_rows : 1) * nk * sizeof *F);
+  if (sums) sodium_memzero(sums, n_sums * sizeof *sums);
+  if (delta) sodium_memzero(delta, ((size_t)s->max_bins + 1) * nk * sizeof *delta);
+  if (p) sodium_memzero(p, nk * sizeof *p);
+  free(F);
+  free(sums);
+  free(delta);
+  free(p);
+  wipe_rows(s);
+  if (!ok) { /* nothing released: no score may survive either */
+    sodium_memzero(s->scores, (size_t)s->total_bins * nk * sizeof *s->scores);
+    sodium_memzero(s->intercept, nk * sizeof *s->intercept);
+  }
+  return ok;
+}
+
+static int boost_finish(void *st, rdt_rng *noise) { return rdt_boost_finish_traced(st, noise, 0, NULL, 0); }
+
+/* ---- codec --------------------------------------------------------------- */
+/* Payload: u32 bins, u32 rounds, f64 learning_rate, nk f64 intercepts, then
+** total_bins * nk f64 scores (feature by feature, bin by bin, class by
+** class). Everything else follows from the schema and the common facts. */
+
+static void boost_encode(const void *st, rdt_bytes *out) {
+  const boost_state *s = st;
+  rdt_bytes_u32(out, s->bins);
+  rdt_bytes_u32(out, s->rounds);
+  rdt_bytes_f64(out, s->lr);
+  for (uint32_t k = 0; k < s->nk; k++) rdt_bytes_f64(out, s->intercept[k]);
+  for (size_t i = 0; i < (size_t)s->total_bins * s->nk; i++) rdt_bytes_f64(out, s->scores[i]);
+}
+
+static int score_ok(double v) { return isfinite(v) && v >= -SCORE_LIMIT && v <= SCORE_LIMIT; }
+
+static void *boost_decode(rdt_reader *in, const rdt_schema *sc, const rdt_learn_common *c) {
+  char err[8];
+  uint32_t bins = rdt_read_u32(in), rounds = rdt_read_u32(in);
+  double lr = rdt_read_f64(in);
+  if (in->bad || bins < 2 || bins > 255 || rounds < 1 || rounds > MAX_ROUNDS || !(lr > 0 && lr <= MAX_LR) ||
+      (!c->regression && sc->n_classes == 0) || (c->regression && sc->n_classes != 0))
+    return NULL;
+  boost_state *s = alloc_state(sc, c, bins, rounds, lr, err, sizeof err);
+  if (!s) return NULL;
+  /* Refuse before reading what the payload cannot hold. */
+  size_t cells = (size_t)s->total_bins * s->nk;
+  if ((in->n - in->pos) / 8 < cells + s->nk) {
+    in->bad = 1;
+    boost_free(s);
+    return NULL;
+  }
+  int bad = 0;
+  for (uint32_t k = 0; k < s->nk; k++) {
+    double v = rdt_read_f64(in);
+    bad |= s->n_classes ? !score_ok(v) : !(v >= 0 && v <= 1);
+    s->intercept[k] = v;
+  }
+  for (size_t i = 0; i < cells; i++) {
+    double v = rdt_read_f64(in);
+    bad |= !score_ok(v);
+    s->scores[i] = v;
+  }
+  if (bad || in->bad) {
+    boost_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* ---- post-processing ----------------------------------------------------- */
+
+static void boost_predict(const void *st, const double *x, double *out) {
+  const boost_state *s = st;
+  for (uint32_t k = 0; k < s->nk; k++) out[k] = s->intercept[k];
+  for (uint32_t f = 0; f < s->nf; f++) {
+    const double *sc = s->scores + ((size_t)s->off[f] + rdt_learn_bin(&s->feat[f], s->bins, x[f])) * s->nk;
+    for (uint32_t k = 0; k < s->nk; k++) out[k] += sc[k];
+  }
+  if (s->n_classes) {
+    /* |sum| <= (d + 1) 1e6: finite; the largest term is exp(0) = 1. */
+    softmax(out, s->nk, out);
+    return;
+  }
+  out[0] = s->lo + clamp01(out[0]) * (s->hi - s->lo);
+  if (out[0] > s->hi) out[0] = s->hi;
+}
+
+static void boost_describe(const void *st, rdt_bytes *json) {
+  const boost_state *s = st;
+  char buf[900];
+  unsigned long long S = (unsigned long long)rdt_boost_sensitivity(s->n_classes);
+  snprintf(buf, sizeof buf,
+           "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "
+           "intercept from noisy class counts (regression: noisy count and sum, epsilon_intercept/2 each); every "
+           "feature visit releases per bin the row count (%d grid units a row) and the %s (%d grid units per 1.0) "
+           "as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
+           "on every component; the step divides by a public Hessian bound times the noisy count plus a ridge\","
+           "\"rounds\":%u,\"bins\":%u,\"learning_rate\":%.17g,",
+           COUNT_WEIGHT, s->n_classes ? "softmax gradient sums (L1 at most 2 per row, + K for rounding)"
+                                      : "clipped residual sums (at most 1 per row)",
+           GRID, S, S, s->rounds, s->bins, s->lr);
+  rdt_bytes_text(json, buf);
+  if (s->is_private)
+    snprintf(buf, sizeof buf, "\"epsilon_intercept\":%.17g,\"epsilon_per_visit\":%.17g,\"visits\":%llu,",
+             rdt_eps_to_double(eps_intercept(s)), rdt_eps_to_double(eps_visit(s)),
+             (unsigned long long)s->rounds * s->nf);
+  else
+    snprintf(buf, sizeof buf, "\"epsilon_intercept\":null,\"epsilon_per_visit\":null,\"visits\":%llu,",
+             (unsigned long long)s->rounds * s->nf);
+  rdt_bytes_text(json, buf);
+}
+
+static const char *const boost_options[] = {"bins", "rounds", "learning_rate", NULL};
+
+const rdt_learner rdt_learner_boost = {
+    .name = "boost",
+    .id = 3,
+    .tasks = RDT_LEARN_CLASSIFICATION | RDT_LEARN_REGRESSION,
+    .options = boost_options,
+    .start = boost_start,
+    .row = boost_row,
+    .merge = boost_merge,
+    .finish = boost_finish,
+    .encode = boost_encode,
+    .decode = boost_decode,
+    .predict = boost_predict,
+    .describe = boost_describe,
+    .free = boost_free,
+};

@@ -1,0 +1,398 @@
+/*
+** test_boost.c - unit tests of the "boost" learner (ext/core/learners/boost.c)
+** through the learner interface, without SQLite: the codec (encode, decode,
+** encode gives the same bytes; hostile payloads refused), merge = training
+** on the union, the released per-bin vectors, and finish failing closed.
+** Prints "ok - name" / "not ok - name" lines and "N passed, N failed".
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/learner.h"
+#include "core/learners/boost.h"
+#include "core/model.h"
+#include "core/options.h"
+
+static int n_pass, n_fail;
+
+static void check(int cond, const char *name) {
+  if (cond) n_pass++;
+  else n_fail++;
+  printf("%s - %s\n", cond ? "ok" : "not ok", name);
+}
+
+static void seeded(rdt_rng *rng, const char *label) {
+  unsigned char key[RDT_RNG_KEYBYTES];
+  rdt_rng_derive_key(key, label, strlen(label), "test");
+  rdt_rng_init_seeded(rng, key);
+}
+
+static const rdt_learner *L = &rdt_learner_boost;
+
+/* Options parsed as rdt_fit parses them. */
+typedef struct setup {
+  rdt_json *opts;
+  rdt_schema schema;
+  rdt_learn_common common;
+  int ok;
+} setup;
+
+static void setup_parse(setup *s, const char *json) {
+  char ledger[160], label[RDT_MAX_NAME + 1], err[256];
+  s->ok = rdt_options_parse_learner(json, strlen(json), L, &s->opts, &s->schema, &s->common, ledger, sizeof ledger,
+                                    label, err, sizeof err);
+  if (!s->ok) printf("# options: %s\n", err);
+}
+
+static void setup_free(setup *s) {
+  if (!s->ok) return;
+  rdt_json_free(s->opts);
+  rdt_schema_free(&s->schema);
+}
+
+static void *start(setup *s) {
+  char err[256];
+  return s->ok ? L->start(s->opts, &s->schema, &s->common, err, sizeof err) : NULL;
+}
+
+#define CLS_OPTS                                                                                                  \
+  "{\"algorithm\": \"boost\", \"epsilon\": %s, \"classes\": [\"a\", \"b\", \"c\"], \"features\": ["                \
+  "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"                                              \
+  "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]%s}"
+#define REG_OPTS                                                                                                  \
+  "{\"algorithm\": \"boost\", \"epsilon\": %s, \"task\": \"regression\", \"target\": {\"min\": -1, \"max\": 3},"   \
+  " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"                              \
+  "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]%s}"
+
+/* Row i of a small data set with some signal: x in [0, 1), c in {0, 1, 2}. */
+static void data_row(int i, double *x, uint32_t *cls, double *y) {
+  x[0] = (i * 37 % 100) / 100.0;
+  x[1] = i % 3;
+  *cls = x[0] < 0.4 ? 0 : x[1] == 1 ? 1 : 2;
+  if (i % 7 == 0) *cls = (*cls + 1) % 3;
+  *y = -1 + 3 * x[0] + (x[1] == 0 ? 0.5 : 0);
+}
+
+static void feed(void *st, int from, int to) {
+  for (int i = from; i < to; i++) {
+    double x[2], y;
+    uint32_t c;
+    data_row(i, x, &c, &y);
+    L->row(st, x, c, y);
+  }
+}
+
+static int encode(const void *st, rdt_bytes *b) {
+  memset(b, 0, sizeof *b);
+  L->encode(st, b);
+  return !b->oom;
+}
+
+/* Trains rows [0, n) in one state, finishes with the named seed; NULL when
+** finish refused. */
+static void *trained(setup *s, int n, const char *seed) {
+  void *st = start(s);
+  if (!st) return NULL;
+  feed(st, 0, n);
+  rdt_rng rng;
+  seeded(&rng, seed);
+  int ok = L->finish(st, &rng);
+  rdt_rng_clear(&rng);
+  if (!ok) {
+    L->free(st);
+    return NULL;
+  }
+  return st;
+}
+
+static void test_codec(const char *fmt, const char *eps, const char *extra, const char *what) {
+  char json[1024], name[200];
+  snprintf(json, sizeof json, fmt, eps, extra);
+  setup s;
+  setup_parse(&s, json);
+  void *st = trained(&s, 300, "codec");
+  rdt_bytes a, b = {0};
+  int ok = st && encode(st, &a);
+  void *back = NULL;
+  if (ok) {
+    rdt_reader r = {a.p, a.n, 0, 0};
+    back = L->decode(&r, &s.schema, &s.common);
+    ok = back && !r.bad && r.pos == r.n && encode(back, &b) && a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+  }
+  snprintf(name, sizeof name, "boost %s: encode -> decode -> encode gives the same bytes", what);
+  check(ok, name);
+  /* Predictions of the decoded model: probabilities sum to 1, regression in bounds. */
+  int good = back != NULL;
+  for (int i = 0; good && i < 50; i++) {
+    double x[2], y, out[3];
+    uint32_t c;
+    data_row(i, x, &c, &y);
+    x[0] = i % 10 == 0 ? 1e300 : i % 10 == 1 ? -1e300 : x[0];
+    L->predict(back, x, out);
+    if (s.common.regression) {
+      good = out[0] >= -1 && out[0] <= 3;
+    } else {
+      double sum = out[0] + out[1] + out[2];
+      good = isfinite(sum) && fabs(sum - 1) < 1e-12 && out[0] >= 0 && out[1] >= 0 && out[2] >= 0;
+    }
+  }
+  snprintf(name, sizeof name, "boost %s: predictions are probabilities summing to 1 / inside the target bounds", what);
+  check(good, name);
+
+  /* The whole model BLOB round-trips too. */
+  if (ok) {
+    rdt_learned m;
+    memset(&m, 0, sizeof m);
+    m.learner = L;
+    m.state = st;
+    m.schema = s.schema;
+    m.common = s.common;
+    size_t n1 = 0, n2 = 0;
+    unsigned char *blob = rdt_learned_encode(&m, &n1), *blob2 = NULL;
+    rdt_learned d;
+    char err[256];
+    int dec = blob && rdt_learned_decode(blob, n1, &d, err, sizeof err);
+    if (dec) {
+      blob2 = rdt_learned_encode(&d, &n2);
+      rdt_learned_free(&d);
+    }
+    snprintf(name, sizeof name, "boost %s: the model BLOB decodes and re-encodes to the same bytes", what);
+    check(dec && blob2 && n1 == n2 && memcmp(blob, blob2, n1) == 0, name);
+    free(blob);
+    free(blob2);
+  }
+  if (back) L->free(back);
+  if (st) L->free(st);
+  rdt_bytes_free(&a);
+  rdt_bytes_free(&b);
+  setup_free(&s);
+}
+
+/* A payload edited at byte `at` (or cut to `cut` bytes) must be refused. */
+static int refused(setup *s, const rdt_bytes *good, size_t at, const void *patch, size_t len, size_t cut) {
+  unsigned char *p = malloc(good->n);
+  memcpy(p, good->p, good->n);
+  if (patch) memcpy(p + at, patch, len);
+  rdt_reader r = {p, cut ? cut : good->n, 0, 0};
+  void *st = L->decode(&r, &s->schema, &s->common);
+  int bad = !st || r.bad || r.pos != r.n;
+  if (st) L->free(st);
+  free(p);
+  return bad;
+}
+
+static void test_hostile(void) {
+  char json[1024];
+  snprintf(json, sizeof json, CLS_OPTS, "1", "");
+  setup s;
+  setup_parse(&s, json);
+  void *st = trained(&s, 100, "hostile");
+  rdt_bytes a;
+  int ok = st && encode(st, &a);
+  if (!ok) {
+    check(0, "boost: hostile payloads (setup)");
+    if (st) L->free(st);
+    setup_free(&s);
+    return;
+  }
+  uint32_t one = 1, five = 5, big = 256;
+  double nan = NAN, inf = INFINITY, huge = 2e6, zero = 0, eleven = 11;
+  size_t score0 = 16 + 3 * 8; /* bins, rounds, lr, 3 intercepts */
+  check(refused(&s, &a, 0, &one, 4, 0) && refused(&s, &a, 0, &big, 4, 0), "boost: decode refuses bins 1 and 256");
+  check(refused(&s, &a, 4, &five, 4, 0), "boost: decode refuses 5 rounds");
+  check(refused(&s, &a, 8, &nan, 8, 0) && refused(&s, &a, 8, &zero, 8, 0) && refused(&s, &a, 8, &eleven, 8, 0),
+        "boost: decode refuses a learning rate that is NaN, 0 or above 10");
+  check(refused(&s, &a, 16, &inf, 8, 0) && refused(&s, &a, score0, &nan, 8, 0) &&
+            refused(&s, &a, a.n - 8, &huge, 8, 0),
+        "boost: decode refuses infinite, NaN and out-of-range scores");
+  check(refused(&s, &a, 0, NULL, 0, a.n - 1) && refused(&s, &a, 0, NULL, 0, 10),
+        "boost: decode refuses a truncated payload");
+  unsigned char *longer = malloc(a.n + 8);
+  memcpy(longer, a.p, a.n);
+  memset(longer + a.n, 0, 8);
+  rdt_reader r = {longer, a.n + 8, 0, 0};
+  void *t = L->decode(&r, &s.schema, &s.common);
+  check(t && r.pos != r.n, "boost: decode leaves trailing bytes unread (the caller refuses them)");
+  if (t) L->free(t);
+  free(longer);
+  L->free(st);
+  rdt_bytes_free(&a);
+  setup_free(&s);
+
+  snprintf(json, sizeof json, REG_OPTS, "1", "");
+  setup_parse(&s, json);
+  st = trained(&s, 100, "hostile-reg");
+  ok = st && encode(st, &a);
+  double above = 1.5;
+  check(ok && refused(&s, &a, 16, &above, 8, 0) && refused(&s, &a, 16, &nan, 8, 0),
+        "boost regression: decode refuses an intercept outside [0, 1]");
+  if (st) L->free(st);
+  if (ok) rdt_bytes_free(&a);
+  setup_free(&s);
+}
+
+/* merge = training on the union: the same bytes with the same noise seed. */
+static void test_merge(const char *fmt, const char *eps, const char *what) {
+  char json[1024], name[200];
+  snprintf(json, sizeof json, fmt, eps, "");
+  setup s;
+  setup_parse(&s, json);
+  void *all = start(&s), *a = start(&s), *b = start(&s);
+  int ok = all && a && b;
+  if (ok) {
+    feed(all, 0, 3000); /* past the first growth of the row copy */
+    feed(a, 0, 1234);
+    feed(b, 1234, 3000);
+    ok = L->merge(a, b);
+    rdt_rng r1, r2;
+    seeded(&r1, "merge");
+    seeded(&r2, "merge");
+    ok = ok && L->finish(all, &r1) && L->finish(a, &r2);
+    rdt_rng_clear(&r1);
+    rdt_rng_clear(&r2);
+    rdt_bytes x, y;
+    ok = ok && encode(all, &x) && encode(a, &y) && x.n == y.n && memcmp(x.p, y.p, x.n) == 0;
+    if (x.p) rdt_bytes_free(&x);
+    if (y.p) rdt_bytes_free(&y);
+  }
+  snprintf(name, sizeof name, "boost %s: merge of two partial states = training on the union", what);
+  check(ok, name);
+  if (all) L->free(all);
+  if (a) L->free(a);
+  if (b) L->free(b);
+  /* A state built with other options is refused. */
+  char json2[1024];
+  snprintf(json2, sizeof json2, fmt, eps, ", \"bins\": 5");
+  setup s2;
+  setup_parse(&s2, json2);
+  void *p = start(&s), *q = start(&s2);
+  snprintf(name, sizeof name, "boost %s: merge refuses a state with other options", what);
+  check(p && q && !L->merge(p, q), name);
+  if (p) L->free(p);
+  if (q) L->free(q);
+  setup_free(&s2);
+  setup_free(&s);
+}
+
+/* finish fails closed when a share of epsilon rounds to 0 (epsilon set
+** below what the options accept, as only a direct caller can). */
+static int finish_with(setup *s, uint64_t eps_num, int rows) {
+  s->common.eps.num = eps_num;
+  void *st = start(s);
+  if (!st) return -1;
+  double x[3] = {0.5, 1, 0.5};
+  for (int i = 0; i < rows; i++) L->row(st, x, (uint32_t)i % 2, 0);
+  rdt_rng rng;
+  seeded(&rng, "closed");
+  int released = L->finish(st, &rng);
+  rdt_rng_clear(&rng);
+  rdt_bytes b;
+  int zero = encode(st, &b); /* nothing released: every intercept and score is 0 */
+  for (size_t k = 16; zero && k < b.n; k++) zero = b.p[k] == 0;
+  rdt_bytes_free(&b);
+  L->free(st);
+  return released ? 1 : zero ? 0 : -1;
+}
+
+static void test_fail_closed(void) {
+  char json[1024];
+  snprintf(json, sizeof json, CLS_OPTS, "1", ", \"rounds\": 4"); /* 2 features x 4 rounds = 8 visits */
+  setup s;
+  setup_parse(&s, json);
+  /* eps.num 1 and 9: eps_0 = floor(eps / 10) = 0; 17: eps_0 = 1, eps_q = 16 / 8 = 2 */
+  check(s.ok && finish_with(&s, 1, 50) == 0 && finish_with(&s, 9, 50) == 0 && finish_with(&s, 17, 50) == 1,
+        "boost: finish fails closed (returns 0, scores wiped) when the intercept's share rounds to 0");
+  setup_free(&s);
+  snprintf(json, sizeof json,
+           "{\"algorithm\": \"boost\", \"epsilon\": 1, \"rounds\": 4, \"classes\": [0, 1], \"features\": ["
+           "{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+           "{\"name\": \"b\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+           "{\"name\": \"c\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}");
+  setup_parse(&s, json);
+  /* 12 visits; eps.num 12: eps_0 = 1, eps_q = 11 / 12 = 0; 24: eps_0 = 2, eps_q = 22 / 12 = 1 */
+  check(s.ok && finish_with(&s, 12, 5) == 0 && finish_with(&s, 24, 5) == 1,
+        "boost: finish fails closed when the intercept has a share but a feature visit has none");
+  setup_free(&s);
+}
+
+/* The released vectors without noise: with balanced binary classes the
+** intercept is uniform, so each row's gradient is exactly +-G/2 and the
+** count C; the trace shows those sums bin by bin. */
+static void test_trace(void) {
+  const char *json = "{\"algorithm\": \"boost\", \"epsilon\": null, \"bins\": 2, \"classes\": [0, 1], \"features\": ["
+                     "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  setup s;
+  setup_parse(&s, json);
+  void *st = start(&s);
+  int ok = st != NULL;
+  if (ok) {
+    /* bin 0: 3 rows of class 0, 1 of class 1; bin 1: 1 of class 0, 3 of class 1 */
+    double lo = 0.2, hi = 0.7;
+    for (int i = 0; i < 3; i++) L->row(st, &lo, 0, 0);
+    L->row(st, &lo, 1, 0);
+    L->row(st, &hi, 0, 0);
+    for (int i = 0; i < 3; i++) L->row(st, &hi, 1, 0);
+    int64_t t[2 + 2 * 3 + 1];
+    memset(t, 0x55, sizeof t);
+    rdt_rng rng;
+    seeded(&rng, "trace");
+    ok = rdt_boost_finish_traced(st, &rng, 0, t, 8);
+    rdt_rng_clear(&rng);
+    const int64_t G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT;
+    ok = ok && t[0] == 4 && t[1] == 4 && t[2] == 4 * C && t[3] == G && t[4] == -G && t[5] == 4 * C &&
+         t[6] == -G && t[7] == G && t[8] == 0x5555555555555555LL;
+    double x = 0.2, p[2];
+    L->predict(st, &x, p);
+    ok = ok && p[0] > 0.5 && p[1] < 0.5;
+  }
+  check(ok, "boost: the released per-bin vectors are (C * count, sum of round(G * gradient)) (no noise)");
+  check(rdt_boost_sensitivity(2) == 2 * RDT_BOOST_GRID + 2 + RDT_BOOST_COUNT_WEIGHT &&
+            rdt_boost_sensitivity(0) == RDT_BOOST_GRID + RDT_BOOST_COUNT_WEIGHT,
+        "boost: the stated sensitivities (C + 2G + K; regression C + G)");
+  if (st) L->free(st);
+  setup_free(&s);
+}
+
+/* Non-private and private models learn the signal of data_row. */
+static void test_learns(void) {
+  char json[1024];
+  snprintf(json, sizeof json, CLS_OPTS, "null", "");
+  setup s;
+  setup_parse(&s, json);
+  void *st = trained(&s, 3000, "learns");
+  int right = 0;
+  for (int i = 0; st && i < 300; i++) {
+    double x[2], y, p[3];
+    uint32_t c;
+    data_row(i, x, &c, &y);
+    L->predict(st, x, p);
+    uint32_t best = p[1] > p[0] ? 1 : 0;
+    if (p[2] > p[best]) best = 2;
+    right += best == c;
+  }
+  check(st && right > 240, "boost non-private: learns a two-feature signal (accuracy > 0.8)");
+  if (st) L->free(st);
+  setup_free(&s);
+}
+
+int main(void) {
+  if (sodium_init() < 0) {
+    printf("not ok - sodium_init\n");
+    return 1;
+  }
+  test_codec(CLS_OPTS, "1", "", "classification");
+  test_codec(CLS_OPTS, "null", ", \"rounds\": 2, \"bins\": 7", "non-private classification");
+  test_codec(REG_OPTS, "1", "", "regression");
+  test_codec(REG_OPTS, "0.5", ", \"learning_rate\": 0.7", "regression, own learning rate");
+  test_hostile();
+  test_merge(CLS_OPTS, "1", "classification");
+  test_merge(REG_OPTS, "null", "non-private regression");
+  test_fail_closed();
+  test_trace();
+  test_learns();
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail != 0;
+}
