@@ -169,6 +169,14 @@ def main():
         else:
             common["classes"] = classes
         res = {"base": [], "const": [], "dp": [], "np": []}
+        probe = dict(common, algorithm=args.algorithm, epsilon=args.eps, **extra)
+        try:  # a learner that does not do this task (naive Bayes and regression): say so, go on
+            db.execute("SELECT rdt_fit(?, 'SELECT * FROM data WHERE 0')", (json.dumps(dict(probe, label="y")),))
+        except sqlite3.Error as e:
+            if "does not do" in str(e) or "applies to" in str(e) or "regression model" in str(e):
+                emit(f"| {name} | – | – | (not for this task) | – | 0 |")
+                db.close()
+                continue
         started = time.time()
         for seed in range(1, args.runs + 1):
             split(db, seed, regression)
