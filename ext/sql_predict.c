@@ -128,6 +128,31 @@ static const char *vote_name(rdt_vote v) {
   }
 }
 
+/* The end of every rdt_info document: the release status, the size, and the
+** result. */
+static void finish_info(sqlite3_context *ctx, sqlite3_str *o, int is_private, int seeded, rdt_eps eps, size_t size) {
+  sqlite3_str_appendall(o, "\"release\":");
+  if (!is_private)
+    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "
+                             "model\"");
+  else if (seeded)
+    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
+                             "the noise; for tests and reproducibility only\"");
+  else if (rdt_eps_to_double(eps) > RDT_WEAK_EPSILON)
+    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
+                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
+  else
+    sqlite3_str_appendall(o, "\"ok\"");
+  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)size);
+  int n = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, s, n, sqlite3_free);
+}
+
 /* rdt_info of a learner model: the common facts, then the learner's own. */
 static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   const rdt_learned *m = &h->learned;
@@ -161,27 +186,8 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":false,\"release\":",
-                      c->seeded ? "true" : "false");
-  if (!c->is_private)
-    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "
-                             "model\"");
-  else if (c->seeded)
-    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
-                             "the noise; for tests and reproducibility only\"");
-  else if (rdt_eps_to_double(c->eps) > RDT_WEAK_EPSILON)
-    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
-                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
-  else
-    sqlite3_str_appendall(o, "\"ok\"");
-  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)h->size);
-  int n = sqlite3_str_length(o);
-  char *s = sqlite3_str_finish(o);
-  if (!s) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, s, n, sqlite3_free);
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":false,", c->seeded ? "true" : "false");
+  finish_info(ctx, o, c->is_private, c->seeded, c->eps, h->size);
 }
 
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -335,26 +341,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rdt_sql_json_string(o, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
     sqlite3_str_appendchar(o, 1, ',');
   }
-  sqlite3_str_appendall(o, "\"release\":");
-  if (!c->is_private)
-    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the leaf counts are exact; never publish "
-                             "this model\"");
-  else if (c->seeded)
-    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
-                             "the noise; for tests and reproducibility only\"");
-  else if (rdt_eps_to_double(c->eps) > RDT_WEAK_EPSILON)
-    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
-                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
-  else
-    sqlite3_str_appendall(o, "\"ok\"");
-  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)h->size);
-  int n = sqlite3_str_length(o);
-  char *s = sqlite3_str_finish(o);
-  if (!s) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, s, n, sqlite3_free);
+  finish_info(ctx, o, c->is_private, c->seeded, c->eps, h->size);
 }
 
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

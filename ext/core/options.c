@@ -211,6 +211,18 @@ static int parse_diprime(const rdt_json *root, rdt_schema *s, rdt_config *c, cha
   return 1;
 }
 
+/* "epsilon": a number (rounded down onto the 2^-32 grid) or null. */
+static int parse_epsilon(const rdt_json *j, int *is_private, rdt_eps *eps, char *err, size_t n) {
+  if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
+  *is_private = j->type != RDT_JSON_NULL;
+  if (!*is_private) return 1;
+  if (j->type != RDT_JSON_NUMBER || !(j->number > 0))
+    return fail(err, n, "\"epsilon\" must be a number > 0, or null for a non-private model");
+  if (!rdt_eps_from_double(j->number, eps))
+    return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
+  return 1;
+}
+
 /* "classes" (or none for regression) and "features" -> the schema, with its
 ** indexes; no feature may carry the label column's name. */
 static int parse_schema(const rdt_json *root, int regression, const char *label, rdt_schema *s, char *err, size_t n) {
@@ -359,17 +371,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (!parse_diprime(root, s, c, err, n)) return 0;
   }
 
-  j = rdt_json_get(root, "epsilon");
-  if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
-  if (j->type == RDT_JSON_NULL) {
-    c->is_private = 0;
-  } else {
-    if (j->type != RDT_JSON_NUMBER || !(j->number > 0))
-      return fail(err, n, "\"epsilon\" must be a number > 0, or null for a non-private model");
-    if (!rdt_eps_from_double(j->number, &c->eps))
-      return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
-    c->is_private = 1;
-  }
+  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n)) return 0;
   if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES,
                   matrix ? RDT_MATRIX_DEFAULT_TREES : sharp ? RDT_SHARP_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees,
                   err, n))
@@ -531,17 +533,8 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
     for (size_t j = 0; j < i; j++)
       if (strcmp(k, root->items[j]->key) == 0) return fail(err, n, "duplicate option \"%.100s\"", k);
   }
-  const rdt_json *j = rdt_json_get(root, "epsilon");
-  if (!j) return fail(err, n, "\"epsilon\" is required: a number > 0, or null for a non-private model");
-  if (j->type == RDT_JSON_NULL) {
-    c->is_private = 0;
-  } else {
-    if (j->type != RDT_JSON_NUMBER || !(j->number > 0))
-      return fail(err, n, "\"epsilon\" must be a number > 0, or null for a non-private model");
-    if (!rdt_eps_from_double(j->number, &c->eps))
-      return fail(err, n, "\"epsilon\" must be between %g and %g", RDT_EPS_MIN, RDT_EPS_MAX);
-    c->is_private = 1;
-  }
+  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n)) return 0;
+  const rdt_json *j;
   static const char *const task_names[] = {"classification", "regression"};
   static const int task_values[] = {0, 1};
   if (!parse_choice(rdt_json_get(root, "task"), "task", task_names, task_values, 2, 0, &c->regression, err, n))
