@@ -332,6 +332,7 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
   if (c->algorithm != RDT_ALGO_MATRIX && c->algorithm != RDT_ALGO_SHARP)
     return bad(im, "a multiway layout needs \"algorithm\" \"matrix\" or \"rdt#\"");
   rdt_matrix *m = f->matrix = calloc(1, sizeof *f->matrix);
+  f->multiway = &rdt_matrix_multiway;
   if (!m) return bad(im, "out of memory");
   uint64_t u;
   if (!member_uint(im, root, "bins", RDT_MATRIX_MAX_BINS, &u)) return 0;
@@ -378,6 +379,7 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
     const rdt_json *sj = member(im, root, "rdt#", RDT_JSON_OBJECT);
     if (!sj) return 0;
     rdt_sharp *sh = f->sharp = calloc(1, sizeof *f->sharp);
+    f->multiway = &rdt_sharp_multiway;
     if (!sh) return bad(im, "out of memory");
     uint64_t primary, cells, public_rows;
     if (!member_uint(im, sj, "primary_trees", c->trees, &primary) || !member_uint(im, sj, "cells", RDT_SHARP_MAX_CELLS, &cells) ||

@@ -1,8 +1,6 @@
 /* forest.c - RDT structure, training state, noise, prediction; see forest.h. */
 #include "forest.h"
 
-#include "matrix.h"
-#include "sharp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -183,7 +181,7 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
   return ok;
 }
 
-int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config) {
+int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *config, rdt_structure_fn draw) {
   memset(f, 0, sizeof *f);
   f->schema = *schema;
   memset(schema, 0, sizeof *schema);
@@ -222,9 +220,10 @@ int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config)
   rdt_rng_init_seeded(&rng, skey);
   /* DiPriMe grows its trees from the data (diprime.c); RDT draws them now. */
   /* DiPriMe grows its trees from the data (diprime.c) and RDT# from the
-  ** public rows (rdt_sharp_build, called by the trainer). */
+  ** public rows (sharp.c, called by the trainer); a matrix forest's draw is
+  ** matrix.c's (forest_init.c passes it). */
   int ok = config->algorithm == RDT_ALGO_DIPRIME || sharp ? 1
-           : matrix ? rdt_matrix_init(f, &rng, f->error, sizeof f->error)
+           : matrix ? draw && draw(f, &rng, f->error, sizeof f->error)
                     : build_structure(f, &rng);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
@@ -245,16 +244,14 @@ void rdt_forest_free(rdt_forest *f) {
   free(f->leaf_vote);
   free(f->tree_kept);
   free(f->note);
-  rdt_matrix_free(f->matrix);
-  rdt_sharp_free(f->sharp);
+  if (f->multiway) f->multiway->free(f);
   memset(f, 0, sizeof *f);
 }
 
 /* ---- training --------------------------------------------------------- */
 
 uint64_t rdt_forest_total_leaves(const rdt_forest *f) {
-  if (f->sharp) return rdt_sharp_slots(f); /* RDT#: one slot per centre */
-  return f->matrix ? rdt_matrix_leaves(f) : (uint64_t)f->config.trees * f->n_leaves;
+  return f->multiway ? f->multiway->total_leaves(f) : (uint64_t)f->config.trees * f->n_leaves;
 }
 
 int rdt_forest_index(rdt_forest *f) {
@@ -393,12 +390,8 @@ static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, ui
 }
 
 void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
-  if (f->matrix) {
-    for (uint32_t i = 0; i < n_rows; i++) {
-      const double *x = xs + (size_t)i * f->schema.n_features;
-      if (f->sharp) rdt_sharp_train_row(f, x, cls[i]);
-      else rdt_matrix_train_row(f, x, cls[i]);
-    }
+  if (f->multiway) {
+    for (uint32_t i = 0; i < n_rows; i++) f->multiway->train_row(f, xs + (size_t)i * f->schema.n_features, cls[i]);
     return;
   }
   for (uint32_t r0 = 0; r0 < n_rows; r0 += RDT_TRAIN_CHUNK) {
@@ -463,15 +456,8 @@ int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
 }
 
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
-  if (a->sharp || b->sharp) { /* the same public rows and seed give the same trees and centres */
-    if (!a->sharp || !b->sharp || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
-        rdt_sharp_slots(a) != rdt_sharp_slots(b))
-      return 0;
-    size_t n = (size_t)rdt_sharp_slots(a) * rdt_forest_slots(a);
-    for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
-    return 1;
-  }
-  if (a->matrix || b->matrix) return a->config.algorithm == b->config.algorithm && rdt_matrix_merge(a, b);
+  if (a->multiway || b->multiway)
+    return a->multiway == b->multiway && a->config.algorithm == b->config.algorithm && a->multiway->merge(a, b);
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
       rdt_forest_slots(a) != rdt_forest_slots(b) || a->config.algorithm != RDT_ALGO_RDT)
@@ -499,9 +485,7 @@ double rdt_forest_leaf_scale(const rdt_forest *f) {
   if (!c->is_private) return 0;
   if (c->algorithm == RDT_ALGO_DIPRIME)
     return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
-  if (f->sharp) return c->primary_trees / rdt_eps_to_double(c->eps); /* the primary counters' scale */
-  /* Matrix: the Laplace scale of the same mean variance (2 b^2). */
-  if (f->matrix) return sqrt(f->matrix->expected_variance / 2);
+  if (f->multiway) return f->multiway->leaf_scale(f);
   return c->trees / rdt_eps_to_double(leaf_eps(c));
 }
 
@@ -590,15 +574,13 @@ static void accumulate(const rdt_forest *f, const double *xs, double *theta_sum,
   for (uint32_t c = 0; c < C; c++) theta_sum[c] = votes[c] = 0;
   *voters = 0;
   uint32_t leaf[WALK_GROUP];
-  uint32_t bins[RDT_MATRIX_ROW_BINS];
-  if (f->matrix) rdt_matrix_row_bins(f, xs, bins);
+  uint32_t all[RDT_MAX_TREES]; /* multiway: every tree's leaf at once */
+  if (f->multiway) f->multiway->leaves(f, xs, all);
   int weight = f->config.vote == RDT_VOTE_WEIGHT;
   for (uint32_t t0 = 0; t0 < f->config.trees; t0 += WALK_GROUP) {
     uint32_t n = f->config.trees - t0 < WALK_GROUP ? f->config.trees - t0 : WALK_GROUP;
-    if (f->sharp) {
-      for (uint32_t j = 0; j < n; j++) leaf[j] = (uint32_t)rdt_sharp_slot(f, t0 + j, xs, bins);
-    } else if (f->matrix) {
-      for (uint32_t j = 0; j < n; j++) leaf[j] = rdt_matrix_leaf(f, t0 + j, bins);
+    if (f->multiway) {
+      for (uint32_t j = 0; j < n; j++) leaf[j] = all[t0 + j];
     } else {
       walk_group(f, t0, n, xs, leaf);
       for (uint32_t j = 0; j < n; j++) leaf[j] += (t0 + j) * f->n_leaves;

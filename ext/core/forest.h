@@ -159,6 +159,7 @@ typedef struct rdt_forest {
   int64_t *counts;           /* trees * n_leaves * n_classes (matrix: all leaves * n_classes) */
   struct rdt_matrix *matrix; /* multiway trees of a matrix or RDT# forest (matrix.h), else NULL */
   struct rdt_sharp *sharp;   /* RDT# centres (sharp.h), else NULL */
+  const struct rdt_multiway *multiway; /* their operations, set with them; NULL for binary trees */
   char error[256];           /* why rdt_forest_init failed, when it was not memory */
   uint32_t format_minor;     /* decoded models: the minor format version read */
   /* Publisher's signature (sign.h): the last section of a signed model. */
@@ -203,6 +204,25 @@ static inline int rdt_config_structure_from_rows(const rdt_config *c) {
 /* Counters a configuration needs, for checks made before any row is read.
 ** Returns 0 when it exceeds RDT_MAX_COUNTERS. */
 uint64_t rdt_forest_counters(const rdt_config *c, uint32_t slots);
+
+/* Multiway trees (matrix.c; RDT#: sharp.c) plug into the forest through
+** this table, set by whoever allocates f->matrix / f->sharp, so forest.c
+** calls them without knowing them (no include cycle). */
+typedef struct rdt_multiway {
+  void (*free)(rdt_forest *f);                         /* f->matrix, f->sharp */
+  uint64_t (*total_leaves)(const rdt_forest *f);       /* counter slots, forest-wide */
+  void (*train_row)(rdt_forest *f, const double *xs, uint32_t cls);
+  int (*merge)(rdt_forest *a, const rdt_forest *b);
+  double (*leaf_scale)(const rdt_forest *f);           /* Laplace scale of a leaf counter */
+  /* The forest-wide leaf of every tree for the cleaned row xs. */
+  void (*leaves)(const rdt_forest *f, const double *xs, uint32_t *leaf);
+} rdt_multiway;
+
+/* Draws a multiway structure (rdt_matrix_init); see rdt_forest_init_with. */
+typedef int (*rdt_structure_fn)(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size);
+/* rdt_forest_init with the multiway structure drawn by `draw` (matrix
+** forests; NULL otherwise). rdt_forest_init (forest_init.c) picks it. */
+int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *config, rdt_structure_fn draw);
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
 ** Returns 0 on failure (forest left freeable) with f->error set, or empty

@@ -694,6 +694,7 @@ static int choose_trees(rdt_forest *f, const rdt_rng *structure, uint64_t max_le
 int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t en) {
   err[0] = 0;
   f->matrix = calloc(1, sizeof *f->matrix);
+  f->multiway = &rdt_matrix_multiway;
   if (!f->matrix) { snprintf(err, en, "out of memory"); return 0; }
   rdt_matrix *m = f->matrix;
   uint32_t C = rdt_forest_slots(f);
@@ -945,3 +946,29 @@ int rdt_matrix_check_structure(const rdt_forest *f) {
   free(depth);
   return ok;
 }
+
+/* ---- the forest's view of matrix forests (forest.h: rdt_multiway) -------- */
+
+static void multiway_free(rdt_forest *f) {
+  rdt_matrix_free(f->matrix);
+  f->matrix = NULL;
+}
+
+static double multiway_leaf_scale(const rdt_forest *f) {
+  return sqrt(f->matrix->expected_variance / 2); /* the Laplace scale of the same mean variance (2 b^2) */
+}
+
+static void multiway_leaves(const rdt_forest *f, const double *xs, uint32_t *leaf) {
+  uint32_t bins[RDT_MATRIX_ROW_BINS];
+  rdt_matrix_row_bins(f, xs, bins);
+  for (uint32_t t = 0; t < f->config.trees; t++) leaf[t] = rdt_matrix_leaf(f, t, bins);
+}
+
+const rdt_multiway rdt_matrix_multiway = {
+    .free = multiway_free,
+    .total_leaves = rdt_matrix_leaves,
+    .train_row = rdt_matrix_train_row,
+    .merge = rdt_matrix_merge,
+    .leaf_scale = multiway_leaf_scale,
+    .leaves = multiway_leaves,
+};

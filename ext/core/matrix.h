@@ -144,6 +144,9 @@ uint64_t rdt_matrix_leaves(const rdt_forest *f);
 ** allocate the training state. Called by rdt_forest_init for matrix
 ** forests. Returns 1, or 0 with a message in err (too large, out of
 ** memory, budget too small for the tables). */
+/* The forest's view of matrix forests (forest.h); set with f->matrix. */
+extern const rdt_multiway rdt_matrix_multiway;
+
 int rdt_matrix_init(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size);
 void rdt_matrix_free(rdt_matrix *m);
 /* Bin of every attribute for a cleaned feature vector (rdt_sql_features):

@@ -430,6 +430,7 @@ static int read_matrix(reader *r, rdt_forest *f) {
   rdt_matrix *m = calloc(1, sizeof *m);
   if (!m) return 0;
   f->matrix = m;
+  f->multiway = &rdt_matrix_multiway;
   f->config.bins = get_u32(r);
   m->strategy = get_u32(r);
   for (int k = 0; k < RDT_N_STRATEGIES; k++) {
@@ -516,6 +517,7 @@ static int read_cells(reader *r, rdt_forest *f) {
 static int read_sharp(reader *r, rdt_forest *f) {
   f->matrix = calloc(1, sizeof *f->matrix);
   f->sharp = calloc(1, sizeof *f->sharp);
+  f->multiway = &rdt_sharp_multiway;
   if (!f->matrix || !f->sharp) return 0;
   f->config.bins = get_u32(r);
   f->matrix->strategy = RDT_STRATEGY_LEAF;

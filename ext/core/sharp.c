@@ -173,6 +173,7 @@ int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err,
   err[0] = 0;
   f->matrix = calloc(1, sizeof *f->matrix);
   f->sharp = calloc(1, sizeof *f->sharp);
+  f->multiway = &rdt_sharp_multiway;
   if (!f->matrix || !f->sharp) { snprintf(err, en, "out of memory"); return 0; }
   rdt_matrix *m = f->matrix;
   rdt_sharp *sh = f->sharp;
@@ -303,3 +304,41 @@ int rdt_sharp_check(const rdt_forest *f) {
   }
   return 1;
 }
+
+/* ---- the forest's view of RDT# forests (forest.h: rdt_multiway) ---------- */
+
+static void multiway_free(rdt_forest *f) {
+  rdt_matrix_free(f->matrix);
+  rdt_sharp_free(f->sharp);
+  f->matrix = NULL;
+  f->sharp = NULL;
+}
+
+/* The same public rows and seed give the same trees and centres. */
+static int multiway_merge(rdt_forest *a, const rdt_forest *b) {
+  if (!a->sharp || !b->sharp || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
+      rdt_sharp_slots(a) != rdt_sharp_slots(b))
+    return 0;
+  size_t n = (size_t)rdt_sharp_slots(a) * rdt_forest_slots(a);
+  for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
+  return 1;
+}
+
+static double multiway_leaf_scale(const rdt_forest *f) {
+  return f->config.primary_trees / rdt_eps_to_double(f->config.eps); /* the primary counters' scale */
+}
+
+static void multiway_leaves(const rdt_forest *f, const double *xs, uint32_t *leaf) {
+  uint32_t bins[RDT_MATRIX_ROW_BINS];
+  rdt_matrix_row_bins(f, xs, bins);
+  for (uint32_t t = 0; t < f->config.trees; t++) leaf[t] = (uint32_t)rdt_sharp_slot(f, t, xs, bins);
+}
+
+const rdt_multiway rdt_sharp_multiway = {
+    .free = multiway_free,
+    .total_leaves = rdt_sharp_slots,
+    .train_row = rdt_sharp_train_row,
+    .merge = multiway_merge,
+    .leaf_scale = multiway_leaf_scale,
+    .leaves = multiway_leaves,
+};

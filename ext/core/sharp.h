@@ -71,6 +71,9 @@ uint32_t rdt_sharp_primary(const rdt_schema *s, uint32_t bins, uint32_t depth, d
 /* Draw the p + t trees and their centres from the public rows (pub: n_pub
 ** cleaned feature vectors) and allocate the counters. Returns 1, or 0 with
 ** a message in err. */
+/* The forest's view of RDT# forests (forest.h); set with f->sharp. */
+extern const rdt_multiway rdt_sharp_multiway;
+
 int rdt_sharp_build(rdt_forest *f, const double *pub, uint64_t n_pub, char *err, size_t err_size);
 void rdt_sharp_free(rdt_sharp *s);
 /* Counter slot (forest-wide) of tree t for a cleaned row (bins: its bins). */
