@@ -80,7 +80,7 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     }
     const unsigned char *b = blob ? blob : (const unsigned char *)"";
     h->is_learned = rdt_model_is_learned(b, blob ? n : 0);
-    if (h->is_learned ? !rdt_learned_decode(b, blob ? n : 0, &h->learned, err, sizeof err)
+    if (h->is_learned ? !rdt_learned_decode(b, blob ? n : 0, rdt_learner_by_id, &h->learned, err, sizeof err)
                       : !rdt_model_decode(b, blob ? n : 0, &h->forest, err, sizeof err)) {
       free(h);
       rdt_sql_error(ctx, fn, err);

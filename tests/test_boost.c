@@ -154,7 +154,7 @@ static void test_codec(const char *fmt, const char *eps, const char *extra, cons
     unsigned char *blob = rdt_learned_encode(&m, &n1), *blob2 = NULL;
     rdt_learned d;
     char err[256];
-    int dec = blob && rdt_learned_decode(blob, n1, &d, err, sizeof err);
+    int dec = blob && rdt_learned_decode(blob, n1, rdt_learner_by_id, &d, err, sizeof err);
     if (dec) {
       blob2 = rdt_learned_encode(&d, &n2);
       rdt_learned_free(&d);

@@ -625,9 +625,8 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   r.pos += 16;
   uint32_t flags = get_u32(&r);
   uint64_t total = get_u64(&r);
-  if (flags & RDT_MODEL_FLAG_LEARNER)
-    return fail(err, en, "this model is not a forest (\"algorithm\" %s): it has no trees, nodes or batch answers",
-                rdt_model_learner_name(buf, size));
+  if (flags & RDT_MODEL_FLAG_LEARNER) /* rdt_info names its algorithm */
+    return fail(err, en, "this model is not a forest but a learner model: it has no trees, nodes or batch answers");
   if (total > size) return fail(err, en, "model is truncated (%zu of %llu bytes)", size, (unsigned long long)total);
   if (total < size)
     return fail(err, en, "invalid model: %zu bytes where its header says %llu (corrupted or edited)", size,
@@ -912,16 +911,6 @@ unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size) {
   return buf;
 }
 
-const char *rdt_model_learner_name(const unsigned char *buf, size_t size) {
-  /* The LRNR section is the third; a hostile header only picks "unknown". */
-  rdt_learned m;
-  char err[8];
-  if (!rdt_learned_decode(buf, size, &m, err, sizeof err)) return "unknown";
-  const char *name = m.learner->name;
-  rdt_learned_free(&m);
-  return name;
-}
-
 int rdt_model_is_learned(const unsigned char *buf, size_t size) {
   if (size < RDT_HEADER_BYTES || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return 0;
   uint32_t flags = 0;
@@ -935,7 +924,8 @@ void rdt_learned_free(rdt_learned *m) {
   memset(m, 0, sizeof *m);
 }
 
-int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, char *err, size_t en) {
+int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup by_id, rdt_learned *m, char *err,
+                       size_t en) {
   memset(m, 0, sizeof *m);
   if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
   if (size < RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) return fail(err, en, "model is truncated");
@@ -979,7 +969,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, ch
     } else if (i == 1 && tag == TAG_SCHEMA) {
       if (!read_schema(&s, &m->schema)) { why = "malformed schema"; bad = 1; }
     } else if (i == 2 && tag == TAG_LEARNER) {
-      m->learner = rdt_learner_by_id(get_u32(&s));
+      m->learner = by_id(get_u32(&s));
       uint32_t task = get_u32(&s);
       c->target_min = get_f64(&s);
       c->target_max = get_f64(&s);

@@ -55,11 +55,13 @@ typedef struct rdt_learned {
 
 /* Whether a BLOB's header says it holds a learner model (no validation). */
 int rdt_model_is_learned(const unsigned char *buf, size_t size);
-/* The learner's name of a valid learner model, else "unknown". */
-const char *rdt_model_learner_name(const unsigned char *buf, size_t size);
 /* Encode (malloc'd; NULL when memory runs out) / decode and validate. */
 unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size);
-int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learned *m, char *err, size_t err_size);
+/* by_id finds a learner by its stored id (the registry, rdt_learner_by_id):
+** the container knows no learner itself. */
+typedef const rdt_learner *(*rdt_learner_lookup)(uint32_t id);
+int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup by_id, rdt_learned *m, char *err,
+                       size_t err_size);
 /* Frees (the learner wipes its state) and zeroes m. */
 void rdt_learned_free(rdt_learned *m);
 

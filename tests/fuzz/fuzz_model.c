@@ -119,7 +119,7 @@ static void try_learned(const unsigned char *buf, size_t size) {
   rdt_learned m;
   char err[256];
   err[0] = 0;
-  if (!rdt_learned_decode(buf, size, &m, err, sizeof err)) {
+  if (!rdt_learned_decode(buf, size, rdt_learner_by_id, &m, err, sizeof err)) {
     CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);
     return;
   }
@@ -144,7 +144,7 @@ static void try_learned(const unsigned char *buf, size_t size) {
   if (m.format_minor == RDT_FORMAT_MINOR) CHECK(n == size && memcmp(again, buf, size) == 0);
   rdt_learned_free(&m);
   rdt_learned g;
-  CHECK(rdt_learned_decode(again, n, &g, err, sizeof err));
+  CHECK(rdt_learned_decode(again, n, rdt_learner_by_id, &g, err, sizeof err));
   size_t n2 = 0;
   unsigned char *twice = rdt_learned_encode(&g, &n2);
   CHECK(twice && n2 == n && memcmp(twice, again, n) == 0);
