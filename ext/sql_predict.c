@@ -186,7 +186,15 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":false,", c->seeded ? "true" : "false");
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
+                      m->is_signed ? "true" : "false");
+  if (m->is_signed) {
+    char pk[65];
+    sodium_bin2hex(pk, sizeof pk, m->public_key, 32);
+    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
+    rdt_sql_json_string(o, m->note ? m->note : "", m->note ? strlen(m->note) : 0);
+    sqlite3_str_appendchar(o, 1, ',');
+  }
   finish_info(ctx, o, c->is_private, c->seeded, c->eps, h->size);
 }
 

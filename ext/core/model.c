@@ -869,9 +869,9 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
   put_bytes(w, m->model_id, 16);
   put_u32(w, RDT_MODEL_FLAG_LEARNER | (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) |
-                 (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE));
+                 (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) | (m->is_signed ? RDT_MODEL_FLAG_SIGNED : 0));
   put_u64(w, total);
-  put_u32(w, 3);
+  put_u32(w, 3 + (m->is_signed ? 1 : 0));
   put_u32(w, 0);
   section_begin(w, TAG_PRIVACY, &at);
   put_u32(w, c->is_private ? MECH_LEARNER : MECH_NONE);
@@ -888,6 +888,13 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   put_f64(w, c->target_max);
   put_bytes(w, payload->p, payload->n);
   section_end(w, at);
+  if (m->is_signed) { /* last: the signature covers every byte before it */
+    section_begin(w, TAG_SIGNATURE, &at);
+    put_str(w, m->note ? m->note : "", m->note ? strlen(m->note) : 0);
+    put_bytes(w, m->public_key, 32);
+    put_bytes(w, m->signature, RDT_SIGNATURE_BYTES);
+    section_end(w, at);
+  }
 }
 
 unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size) {
@@ -920,6 +927,7 @@ int rdt_model_is_learned(const unsigned char *buf, size_t size) {
 
 void rdt_learned_free(rdt_learned *m) {
   if (m->learner && m->state) m->learner->free(m->state);
+  free(m->note);
   rdt_schema_free(&m->schema);
   memset(m, 0, sizeof *m);
 }
@@ -949,8 +957,10 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
   rdt_learn_common *c = &m->common;
   /* One encoding per model: re-encoding a decoded model gives its bytes back. */
   if (reserved != 0) return fail(err, en, "invalid model: reserved header field is not 0");
-  int seen = 0, bad = n_sections != 3 || (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED |
-                                                     RDT_MODEL_FLAG_NONPRIVATE)) != 0;
+  int is_signed = (flags & RDT_MODEL_FLAG_SIGNED) != 0;
+  int seen = 0, bad = n_sections != 3u + (uint32_t)is_signed ||
+                      (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED | RDT_MODEL_FLAG_NONPRIVATE |
+                                 RDT_MODEL_FLAG_SIGNED)) != 0;
   for (uint32_t i = 0; i < n_sections && !bad && !r.bad; i++) {
     uint32_t tag = get_u32(&r), sflags = get_u32(&r);
     uint64_t len = get_u64(&r);
@@ -989,6 +999,18 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
       }
       seen = 1;
       s.pos = s.n; /* the learner's reader checked it read the payload to its end */
+    } else if (i == 3 && tag == TAG_SIGNATURE && is_signed) {
+      size_t note_len = 0;
+      m->note = get_str(&s, &note_len);
+      if (!m->note || note_len > RDT_MAX_NOTE || !need(&s, 32 + RDT_SIGNATURE_BYTES)) {
+        why = "malformed signature section";
+        bad = 1;
+      } else {
+        memcpy(m->public_key, buf + s.pos, 32);
+        memcpy(m->signature, buf + s.pos + 32, RDT_SIGNATURE_BYTES);
+        s.pos += 32 + RDT_SIGNATURE_BYTES;
+        m->is_signed = 1;
+      }
     } else {
       bad = 1;
     }

@@ -51,6 +51,11 @@ typedef struct rdt_learned {
   rdt_learn_common common;
   unsigned char model_id[16];
   uint32_t format_minor;
+  /* Publisher's signature (sign.h), as for forests: a last SIGN section. */
+  int is_signed;
+  char *note;
+  unsigned char public_key[32];
+  unsigned char signature[64];
 } rdt_learned;
 
 /* Whether a BLOB's header says it holds a learner model (no validation). */
