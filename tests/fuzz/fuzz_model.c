@@ -93,8 +93,9 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   unsigned char *out = malloc(total);
   CHECK(out);
   memcpy(out, buf, 28);                 /* magic, version, model id */
-  wr32(out + 8, 0x00010000);            /* version 1.0 */
-  wr32(out + 28, rd32(buf + 28) & 7u);  /* defined flags only: seeded, non-private, signed */
+  wr32(out + 8, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR); /* the version the encoder writes (1.1) */
+  /* defined flags only: seeded, non-private, signed, structure from the rows */
+  wr32(out + 28, rd32(buf + 28) & 15u);
   wr64(out + 32, total);
   wr32(out + 40, n_out);
   wr32(out + 44, 0);
