@@ -128,6 +128,8 @@ static void constant_predict(const void *st, const double *x, double *out) {
   if (mean_u < 0) mean_u = 0;
   if (mean_u > 1) mean_u = 1;
   out[0] = s->lo + mean_u * (s->hi - s->lo);
+  if (out[0] > s->hi) out[0] = s->hi; /* rounding can step just past a bound */
+  if (out[0] < s->lo) out[0] = s->lo;
 }
 
 static void constant_describe(const void *st, rdt_bytes *json) {
