@@ -7,7 +7,8 @@
 ** the randomness alone, so the two parts are disjoint):
 **   1. Rows: one in AUTO_VALIDATION_SHARE goes to the validation slice (kept
 **      in memory: 8 (d + 1) bytes per row); the others train every
-**      candidate at once (one pass) and the constant model.
+**      candidate the rule could pick at once (one pass) and the constant
+**      model.
 **   2. The constant model is released with ε_k = ε / AUTO_CONSTANT_SHARE on
 **      the training rows [constant.c: ε_k-DP]; its noisy total is the noisy
 **      row count n^ (post-processing).
@@ -114,6 +115,8 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     return NULL;
   }
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
+    /* Random trees are the rule's last resort: trained only when it could pick them. */
+    if (i == 2 && (a->cst[0] || a->cst[1])) continue;
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
     char cerr[200] = "";
