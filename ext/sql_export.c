@@ -153,15 +153,86 @@ static void export_multiway(sqlite3_str *o, const rdt_forest *f) {
   }
 }
 
+/* A learner model: its public description for people, and the model itself
+** as hex ("model_hex") for rdt_import, which re-validates it as a BLOB. The
+** learner's state has no JSON codec of its own yet. */
+static void export_learned(sqlite3_context *ctx, const rdt_model_handle *h) {
+  const rdt_learned *m = &h->learned;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"learner\":\"%s\","
+                         "\"task\":\"%s\",\"epsilon\":",
+                      EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, m->format_minor, m->learner->name,
+                      m->common.regression ? "regression" : "classification");
+  if (m->common.is_private) rdt_sql_json_double(o, rdt_eps_to_double(m->common.eps));
+  else sqlite3_str_appendall(o, "null");
+  sqlite3_str_appendall(o, ",\"classes\":");
+  rdt_sql_json_classes(o, &m->schema);
+  sqlite3_str_appendall(o, ",\"features\":");
+  rdt_sql_json_features(o, &m->schema);
+  sqlite3_str_appendall(o, ",\"model_hex\":\"");
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < h->size; i++) {
+    char pair[2] = {hex[h->bytes[i] >> 4], hex[h->bytes[i] & 15]};
+    sqlite3_str_append(o, pair, 2);
+  }
+  sqlite3_str_appendall(o, "\"}");
+  int n = sqlite3_str_length(o);
+  char *text = sqlite3_str_finish(o);
+  if (!text) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, text, n, sqlite3_free);
+}
+
+/* rdt_import of a learner export: the hex back to the BLOB, decoded as any
+** BLOB is (Contract of model.h), so a hand-edited export is refused. */
+static unsigned char *import_learned(const rdt_json *root, size_t *size, char *err, size_t en) {
+  const rdt_json *f = rdt_json_get(root, "format"), *v = rdt_json_get(root, "format_version"),
+                 *x = rdt_json_get(root, "model_hex");
+  if (!f || f->type != RDT_JSON_STRING || strcmp(f->string, EXPORT_FORMAT) != 0 || !v || v->type != RDT_JSON_NUMBER ||
+      !v->is_integer || v->integer != EXPORT_VERSION || !x || x->type != RDT_JSON_STRING || x->string_len % 2 ||
+      x->string_len == 0) {
+    snprintf(err, en, "not an rdt learner model export (\"format\", \"format_version\", \"model_hex\")");
+    return NULL;
+  }
+  size_t n = x->string_len / 2;
+  unsigned char *blob = malloc(n);
+  if (!blob) {
+    snprintf(err, en, "out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int d[2];
+    for (int k = 0; k < 2; k++) {
+      char c = x->string[2 * i + k];
+      d[k] = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    }
+    if (d[0] < 0 || d[1] < 0) {
+      free(blob);
+      snprintf(err, en, "\"model_hex\" must be lowercase hexadecimal");
+      return NULL;
+    }
+    blob[i] = (unsigned char)(d[0] << 4 | d[1]);
+  }
+  rdt_learned m;
+  char derr[180];
+  if (!rdt_model_is_learned(blob, n) || !rdt_learned_decode(blob, n, rdt_learner_by_id, &m, derr, sizeof derr)) {
+    snprintf(err, en, "the export holds an invalid learner model (%s)", rdt_model_is_learned(blob, n) ? derr : "not one");
+    free(blob);
+    return NULL;
+  }
+  rdt_learned_free(&m);
+  *size = n;
+  return blob;
+}
+
 void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
   if (!h) return;
-  if (h->is_learned) { /* the JSON export covers forests; a learner model travels as its BLOB */
-    char *m = sqlite3_mprintf("rdt_export: JSON export of \"%s\" models is not supported yet; copy the BLOB "
-                              "(rdt_predict reads it anywhere the extension is loaded)", h->learned.learner->name);
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
+  if (h->is_learned) {
+    export_learned(ctx, h);
     return;
   }
   const rdt_forest *f = &h->forest;
@@ -670,6 +741,14 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!root) {
     snprintf(err, sizeof err, "not valid JSON: %s", jerr);
     rdt_sql_error(ctx, "rdt_import", err);
+    return;
+  }
+  if (root->type == RDT_JSON_OBJECT && rdt_json_get(root, "learner")) {
+    size_t ln = 0;
+    unsigned char *lb = import_learned(root, &ln, err, sizeof err);
+    rdt_json_free(root);
+    if (!lb) rdt_sql_error(ctx, "rdt_import", err);
+    else sqlite3_result_blob64(ctx, lb, ln, free);
     return;
   }
   rdt_forest f;
