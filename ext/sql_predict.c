@@ -128,9 +128,18 @@ static const char *vote_name(rdt_vote v) {
   }
 }
 
-/* The end of every rdt_info document: the release status, the size, and the
-** result. */
-static void finish_info(sqlite3_context *ctx, sqlite3_str *o, int is_private, int seeded, rdt_eps eps, size_t size) {
+/* The end of every rdt_info document: seeded, the signature (public_key
+** NULL: unsigned), the release status, the size; then the result. */
+static void finish_info(sqlite3_context *ctx, sqlite3_str *o, int is_private, int seeded, rdt_eps eps,
+                        const unsigned char *public_key, const char *note, size_t size) {
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", seeded ? "true" : "false", public_key ? "true" : "false");
+  if (public_key) {
+    char pk[65];
+    sodium_bin2hex(pk, sizeof pk, public_key, 32);
+    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
+    rdt_sql_json_string(o, note ? note : "", note ? strlen(note) : 0);
+    sqlite3_str_appendchar(o, 1, ',');
+  }
   sqlite3_str_appendall(o, "\"release\":");
   if (!is_private)
     sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "
@@ -186,16 +195,7 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
-                      m->is_signed ? "true" : "false");
-  if (m->is_signed) {
-    char pk[65];
-    sodium_bin2hex(pk, sizeof pk, m->public_key, 32);
-    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
-    rdt_sql_json_string(o, m->note ? m->note : "", m->note ? strlen(m->note) : 0);
-    sqlite3_str_appendchar(o, 1, ',');
-  }
-  finish_info(ctx, o, c->is_private, c->seeded, c->eps, h->size);
+  finish_info(ctx, o, c->is_private, c->seeded, c->eps, m->is_signed ? m->public_key : NULL, m->note, h->size);
 }
 
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -340,16 +340,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);
   sqlite3_str_appendf(o, ",\"structure_from_rows\":%s", rdt_config_structure_from_rows(c) ? "true" : "false");
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", c->seeded ? "true" : "false",
-                      f->is_signed ? "true" : "false");
-  if (f->is_signed) {
-    char pk[65];
-    sodium_bin2hex(pk, sizeof pk, f->public_key, 32);
-    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
-    rdt_sql_json_string(o, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
-    sqlite3_str_appendchar(o, 1, ',');
-  }
-  finish_info(ctx, o, c->is_private, c->seeded, c->eps, h->size);
+  finish_info(ctx, o, c->is_private, c->seeded, c->eps, f->is_signed ? f->public_key : NULL, f->note, h->size);
 }
 
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

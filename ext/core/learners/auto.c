@@ -80,15 +80,22 @@ static rdt_eps constant_eps(rdt_eps eps) {
   return e;
 }
 
-static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
-  (void)opts;
-  if (en) err[0] = 0;
+/* A state with the public facts filled in, or NULL (memory). */
+static auto_state *auto_new(const rdt_schema *s, const rdt_learn_common *c) {
   auto_state *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   a->c = *c;
   a->d = s->n_features;
   a->n_classes = c->regression ? 0 : s->n_classes;
   a->K = c->regression ? 1 : s->n_classes;
+  return a;
+}
+
+static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  (void)opts;
+  if (en) err[0] = 0;
+  auto_state *a = auto_new(s, c);
+  if (!a) return NULL;
   for (uint32_t j = 0; j < s->n_features; j++) a->mean_bins += rdt_learn_bins(&s->features[j], AUTO_BINS);
   a->mean_bins /= s->n_features ? s->n_features : 1;
   rdt_learn_common ck = *c, cm = *c;
@@ -289,12 +296,8 @@ static void auto_encode(const void *st, rdt_bytes *out) {
 }
 
 static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
-  auto_state *a = calloc(1, sizeof *a);
+  auto_state *a = auto_new(s, c);
   if (!a) return NULL;
-  a->c = *c;
-  a->d = s->n_features;
-  a->n_classes = c->regression ? 0 : s->n_classes;
-  a->K = c->regression ? 1 : s->n_classes;
   uint32_t chosen = rdt_read_u32(in);
   a->picked = rdt_read_u32(in);
   a->n_hat = rdt_read_f64(in);
