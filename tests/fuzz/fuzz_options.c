@@ -18,6 +18,7 @@
 
 #include "core/diprime.h"
 #include "core/matrix.h"
+#include "core/model.h"
 #include "core/options.h"
 #include "core/rng.h"
 #include "core/sharp.h"
@@ -227,11 +228,82 @@ static void build_and_check(rdt_schema *s, rdt_config *c) {
   rdt_forest_free(&f);
 }
 
+/* Options of a registered learner (learner.h): parsed, and when small
+** enough started, fed a few fixed rows, finished with a fixed seed, encoded,
+** decoded, re-encoded to the same bytes and asked for a prediction. */
+static void learner_options(const uint8_t *data, size_t size, const rdt_learner *l) {
+  rdt_schema s;
+  rdt_learn_common c;
+  rdt_json *opts = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  err[0] = 0;
+  if (!rdt_options_parse_learner((const char *)data, size, l, &opts, &s, &c, ledger, sizeof ledger, label, err,
+                                 sizeof err)) {
+    CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL && opts == NULL);
+    return;
+  }
+  CHECK(s.n_features >= 1 && (s.n_classes == 0) == (c.regression != 0));
+  uint64_t cells = 1;
+  for (uint32_t j = 0; j < s.n_features; j++) cells += s.features[j].type == RDT_FEATURE_NUMERIC ? 64 : s.features[j].n_values + 1;
+  if (cells * (s.n_classes + 1) < MAX_COUNTERS_BUILT && s.n_features <= 16 && s.n_classes <= 16) {
+    if (!c.seeded) { /* reproducible runs */
+      c.seeded = 1;
+      memset(c.seed_key, 7, sizeof c.seed_key);
+    }
+    err[0] = 0;
+    void *st = l->start(opts, &s, &c, err, sizeof err);
+    if (!st) {
+      CHECK(memchr(err, 0, sizeof err) != NULL);
+    } else {
+      double x[16];
+      for (int r = 0; r < 8; r++) {
+        for (uint32_t j = 0; j < s.n_features; j++) {
+          const rdt_feature *ft = &s.features[j];
+          x[j] = ft->type == RDT_FEATURE_NUMERIC ? ft->min + (ft->max - ft->min) * (r % 4) / 3.0 : (double)(r % (ft->n_values + 1));
+        }
+        l->row(st, x, s.n_classes ? (uint32_t)r % s.n_classes : 0, c.regression ? c.target_min : 0);
+      }
+      rdt_rng rng;
+      rdt_rng_init_seeded(&rng, c.seed_key);
+      if (l->finish(st, &rng)) {
+        rdt_learned m;
+        memset(&m, 0, sizeof m);
+        m.learner = l;
+        m.state = st;
+        m.schema = s; /* borrowed */
+        m.common = c;
+        size_t n = 0;
+        unsigned char *blob = rdt_learned_encode(&m, &n);
+        CHECK(blob != NULL);
+        rdt_learned d;
+        CHECK(rdt_learned_decode(blob, n, rdt_learner_by_id, &d, err, sizeof err));
+        size_t n2 = 0;
+        unsigned char *again = rdt_learned_encode(&d, &n2);
+        CHECK(again && n2 == n && memcmp(again, blob, n) == 0);
+        double out[17];
+        d.learner->predict(d.state, x, out);
+        free(again);
+        free(blob);
+        rdt_learned_free(&d);
+      }
+      rdt_rng_clear(&rng);
+      l->free(st);
+    }
+  }
+  rdt_json_free(opts);
+  rdt_schema_free(&s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rdt_schema s;
   rdt_config c;
   char err[256];
   err[0] = 0;
+  const rdt_learner *l;
+  if (rdt_options_learner((const char *)data, size, &l)) {
+    learner_options(data, size, l);
+    return 0;
+  }
   if (!rdt_options_parse((const char *)data, size, &s, &c, err, sizeof err)) {
     /* Nothing to free: anything still allocated here is a leak (ASan). */
     CHECK(err[0] != 0 && memchr(err, 0, sizeof err) != NULL);

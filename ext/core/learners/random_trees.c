@@ -134,7 +134,20 @@ static void *rt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   return f;
 }
 
-static void rt_predict(const void *st, const double *x, double *out) { rdt_forest_proba(st, x, out); }
+/* rdt_forest_proba needs 2 K doubles (the second half is scratch); the
+** interface gives K. Out of memory: uniform (no row is involved). */
+static void rt_predict(const void *st, const double *x, double *out) {
+  const rdt_forest *f = st;
+  uint32_t C = f->schema.n_classes;
+  double stack[256], *p = 2 * (size_t)C <= 256 ? stack : malloc(2 * (size_t)C * sizeof *p);
+  if (!p) {
+    for (uint32_t c = 0; c < C; c++) out[c] = 1.0 / C;
+    return;
+  }
+  rdt_forest_proba(f, x, p);
+  memcpy(out, p, C * sizeof *out);
+  if (p != stack) free(p);
+}
 
 static void rt_describe(const void *st, rdt_bytes *json) {
   const rdt_forest *f = st;
