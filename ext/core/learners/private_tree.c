@@ -326,6 +326,14 @@ static void pt_prepare(pt_state *st) {
   }
 }
 
+/* Saturating, so that no sum is undefined behaviour; a deterministic function
+** of the exact sum, hence post-processing when one term is noise. */
+static int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}
+
 static int pt_left(const pt_state *st, uint32_t f, uint32_t t, uint32_t bin) {
   return st->features[f].type == RDT_FEATURE_CATEGORICAL ? bin == t : bin <= t;
 }
@@ -442,7 +450,7 @@ static int pt_finish(void *p, rdt_rng *noise) {
       int64_t *cnt = st->leaf + j * C;
       for (size_t i = seg[j]; i < seg[j + 1]; i++) cnt[pt_get_class(st, st->rows + (size_t)order[i] * st->rec)]++;
       if (st->is_private)
-        for (uint32_t k = 0; k < C; k++) cnt[k] += rdt_discrete_laplace(noise, ls, lt); /* |cnt| <= 2^32 */
+        for (uint32_t k = 0; k < C; k++) cnt[k] = add_sat(cnt[k], rdt_discrete_laplace(noise, ls, lt));
     }
   }
   /* wipe every exact intermediate */
