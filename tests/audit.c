@@ -21,6 +21,7 @@
 #include "core/forest.h"
 #include "core/learner.h"
 #include "core/learners/naive_bayes.h"
+#include "core/learners/private_tree.h"
 #include "core/learners/boost.h"
 #include "core/matrix.h"
 #include "core/median.h"
@@ -1033,6 +1034,75 @@ static void audit_constant(int broken) {
          k[0], k[1], CONSTANT_EVENTS, 1.0, !broken);
 }
 
+/* ---- mechanism: the private_tree learner (learners/private_tree.c) --------
+** Depth 1, 2 bins: two candidates (feature a or b at threshold 0), one
+** selection at eps/2 (permute-and-flip, monotone) and 2 leaves x 2 classes of
+** counts at eps/2. Neighbours: D = {(a0, b0, class 0), (a1, b1, class 1)}
+** (utilities 2 and 2) and D' = D plus (a0, b1, class 0) (utilities 3 and 2).
+** Released: the split and the leaf counts, read from the payload. When the
+** split is b the added row lands in the right leaf's class-0 count (0 on D,
+** 1 on D'); the event "split b and that count <= 0" has a privacy loss of
+** exactly eps/2 + eps/2 = eps. The broken twin trains with twice the eps its
+** model claims. */
+#define PT_EVENTS 4
+#define PT_HEADER 44 /* the payload's header (private_tree.c, contract 6) */
+static void audit_private_tree(int broken) {
+  const char *opts = "{\"algorithm\": \"private_tree\", \"epsilon\": 1, \"bins\": 2, \"depth\": 1, \"classes\": [0, 1], "
+                     "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}, "
+                     "{\"name\": \"b\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  const rdt_learner *l = &rdt_learner_private_tree;
+  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
+                                 sizeof err)) {
+    check(0, "private_tree audit setup");
+    return;
+  }
+  double claimed = rdt_eps_to_double(c.eps);
+  if (broken) c.eps.num *= 2;
+  double rows[3][2] = {{0.2, 0.2}, {0.8, 0.8}, {0.2, 0.8}};
+  uint32_t cls[3] = {0, 1, 0};
+  long k[2][PT_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "ptree-broken" : "ptree", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      for (int r = 0; r < 2 + side; r++) l->row(st, rows[r], cls[r], 0);
+      ok = l->finish(st, &rng);
+      rdt_bytes b = {0};
+      if (ok) l->encode(st, &b);
+      rdt_reader r = {b.p, b.n, PT_HEADER, 0};
+      uint32_t f = rdt_read_u32(&r);
+      (void)rdt_read_u32(&r);
+      int64_t cnt[4];
+      for (int j = 0; j < 4; j++) cnt[j] = (int64_t)rdt_read_u64(&r); /* left 0, 1; right 0, 1 */
+      ok = ok && !b.oom && !r.bad && r.pos == b.n && f <= 1;
+      rdt_bytes_free(&b);
+      l->free(st);
+      k[side][0] += f == 1;
+      k[side][1] += f == 1 && cnt[2] <= 0;
+      k[side][2] += f == 0 && cnt[0] >= 2;
+      k[side][3] += f == 0;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "private_tree audit: training or release failed");
+    return;
+  }
+  report(broken ? "private_tree trained with twice the eps it claims (broken twin)"
+                : "private_tree (depth 1, 2 candidates): split selection and leaf counts, 2 vs 3 rows",
+         k[0], k[1], PT_EVENTS, claimed, !broken);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1069,6 +1139,8 @@ int main(void) {
   audit_constant(1);
   audit_boost(0);
   audit_boost(1);
+  audit_private_tree(0);
+  audit_private_tree(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -12,6 +12,7 @@
 
 #include "core/learner.h"
 #include "core/learners/naive_bayes.h"
+#include "core/learners/private_tree.h"
 #include "core/options.h"
 
 static int n_pass, n_fail;
@@ -475,6 +476,151 @@ static void test_nb_no_features(void) {
   rdt_schema_free(&s);
 }
 
+/* ---- private_tree ---------------------------------------------------------- */
+
+static void test_pt(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
+                    const uint32_t *tcls) {
+  const rdt_learner *l = &rdt_learner_private_tree;
+  char err[256], name[160];
+  check(rdt_learner_find("private_tree") == l && rdt_learner_by_id(RDT_PT_ID) == l && l->id == 6 &&
+            l->tasks == RDT_LEARN_CLASSIFICATION,
+        "registry: private_tree found by name and by id 6, classification only");
+  rdt_learn_common c = common(1, 1.0), plain = common(0, 0);
+  static const char *bad[] = {"{\"depth\": 0}", "{\"depth\": 9}", "{\"bins\": 1}", "{\"bins\": 65}",
+                              "{\"depth\": 2.5}", "{\"bins\": \"8\"}"};
+  int refused = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    void *st = start(l, bad[i], s, &c, err, sizeof err);
+    refused &= st == NULL && strstr(err, "option \"") != NULL;
+    if (st) l->free(st);
+  }
+  check(refused, "private_tree: 6 bad \"depth\"/\"bins\" refused, the message names the option");
+
+  /* non-private */
+  rdt_rng rng;
+  seeded(&rng, "pt-nonprivate");
+  void *st = start(l, NULL, s, &plain, err, sizeof err);
+  if (!st) {
+    check(0, "private_tree: start");
+    return;
+  }
+  train(l, st, x, cls, 0, NTRAIN);
+  double out[NC];
+  l->predict(st, tx, out);
+  check(out[0] == 1.0 / 3 && out[1] == 1.0 / 3 && out[2] == 1.0 / 3, "private_tree: before finish it predicts uniformly");
+  rdt_bytes b;
+  l->encode(st, (memset(&b, 0, sizeof b), &b));
+  check(b.oom && b.n == 0, "private_tree: encode refuses an unreleased state");
+  rdt_bytes_free(&b);
+  rdt_rng before = rng;
+  check(l->finish(st, &rng) == 1 && memcmp(&before, &rng, sizeof rng) == 0,
+        "private_tree: non-private finish draws no noise");
+  check(l->finish(st, &rng) == 0, "private_tree: a second finish is refused");
+  double acc = accuracy(l, st, tx, tcls, NTEST);
+  snprintf(name, sizeof name, "private_tree: non-private, separable data: accuracy %.3f >= 0.95", acc);
+  check(acc >= 0.95, name);
+  l->free(st);
+  rdt_rng_clear(&rng);
+
+  /* private; merge of two halves = one state with every row */
+  void *a = start(l, NULL, s, &c, err, sizeof err), *h2 = start(l, NULL, s, &c, err, sizeof err);
+  void *all = start(l, NULL, s, &c, err, sizeof err);
+  if (!a || !h2 || !all) {
+    check(0, "private_tree: private start");
+    if (a) l->free(a);
+    if (h2) l->free(h2);
+    if (all) l->free(all);
+    return;
+  }
+  train(l, a, x, cls, 0, NTRAIN / 3);
+  train(l, h2, x, cls, NTRAIN / 3, NTRAIN);
+  train(l, all, x, cls, 0, NTRAIN);
+  int merged = l->merge(a, h2);
+  rdt_rng r1, r2;
+  seeded(&r1, "pt-private");
+  seeded(&r2, "pt-private");
+  int fin = l->finish(a, &r1) && l->finish(all, &r2);
+  rdt_bytes e1, e2, e3;
+  int ok = fin && encode(l, a, &e1) && encode(l, all, &e2);
+  check(merged && ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0,
+        "private_tree: merging two partial states gives the model of one state with every row");
+  if (ok) rdt_bytes_free(&e2);
+  acc = fin ? accuracy(l, a, tx, tcls, NTEST) : 0;
+  snprintf(name, sizeof name, "private_tree: eps 1, %d rows: accuracy %.3f >= 0.9", NTRAIN, acc);
+  check(acc >= 0.9, name);
+  check(fin && predictions_sane(l, a, NC), "private_tree: probabilities finite and adding up to 1");
+  /* 3 features, 8 bins for x and y, 4 codes for c: 7 + 7 + 4 candidates; depth 4: 15 nodes, 16 leaves */
+  check(ok && e1.n == 44 + 8 * 15 + 8 * 16 * NC, "private_tree: payload of 44 bytes, 15 nodes and 16 x 3 counts");
+  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
+  int ok3 = back && encode(l, back, &e3);
+  check(ok3 && e3.n == e1.n && memcmp(e1.p, e3.p, e1.n) == 0, "private_tree: encode -> decode -> encode is byte-identical");
+  int same = back != NULL;
+  double o1[NC], o2[NC];
+  for (size_t i = 0; same && i < 50; i++) {
+    l->predict(a, tx + i * NF, o1);
+    l->predict(back, tx + i * NF, o2);
+    same &= memcmp(o1, o2, sizeof o1) == 0;
+  }
+  check(same, "private_tree: the decoded model predicts exactly as the original");
+  if (ok3) rdt_bytes_free(&e3);
+  if (back) l->free(back);
+  check(ok && decode(l, e1.p, e1.n, s, &plain) == NULL, "private_tree: decode refuses a private payload as non-private");
+  if (ok) {
+    int trunc = 1;
+    for (size_t n = 0; n < e1.n; n++) {
+      rdt_reader r = {e1.p, n, 0, 0};
+      void *t = l->decode(&r, s, &c);
+      trunc &= t == NULL && r.bad;
+      if (t) l->free(t);
+    }
+    check(trunc, "private_tree: decode rejects every truncation");
+    int safe = 1, strict = 1;
+    long rejected = 0;
+    unsigned char *p = malloc(e1.n);
+    for (size_t bit = 0; p && bit < 8 * e1.n; bit++) {
+      memcpy(p, e1.p, e1.n);
+      p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+      rdt_reader r = {p, e1.n, 0, 0};
+      void *t = l->decode(&r, s, &c);
+      if (t) {
+        safe &= predictions_sane(l, t, NC);
+        l->free(t);
+      } else {
+        rejected++;
+      }
+      if (bit / 8 < 44 && !(bit / 8 >= 4 && bit / 8 < 12)) strict &= t == NULL; /* bins, depth may be valid */
+    }
+    free(p);
+    snprintf(name, sizeof name, "private_tree: %zu single-bit flips: no crash, every decoded one sane (%ld rejected)",
+             8 * e1.n, rejected);
+    check(safe, name);
+    check(strict, "private_tree: every flip of version, used depth, private flag, shares, classes or features is rejected");
+    /* a split on feature 3 (there are 3) or a threshold past the last candidate */
+    unsigned char *q = malloc(e1.n);
+    int crafted = q != NULL;
+    for (int v = 0; q && v < 2; v++) {
+      memcpy(q, e1.p, e1.n);
+      uint32_t f = v == 0 ? 3 : 2, t = v == 0 ? 0 : 4; /* feature c has codes 0..3 */
+      for (int i = 0; i < 4; i++) {
+        q[44 + i] = (unsigned char)(f >> (8 * i));
+        q[48 + i] = (unsigned char)(t >> (8 * i));
+      }
+      rdt_reader r = {q, e1.n, 0, 0};
+      void *t2 = l->decode(&r, s, &c);
+      crafted &= t2 == NULL && r.bad;
+      if (t2) l->free(t2);
+    }
+    free(q);
+    check(crafted, "private_tree: decode refuses a split that is not a candidate");
+    rdt_bytes_free(&e1);
+  }
+  rdt_rng_clear(&r1);
+  rdt_rng_clear(&r2);
+  l->free(a);
+  l->free(h2);
+  l->free(all);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   test_registry();
@@ -493,6 +639,7 @@ int main(void) {
     test_nb_nonprivate(&s, x, cls, tx, tcls);
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
+    test_pt(&s, x, cls, tx, tcls);
     rdt_schema_free(&s);
   }
   free(x);

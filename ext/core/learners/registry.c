@@ -9,6 +9,7 @@
 #include "boost.h"
 #include "constant.h"
 #include "naive_bayes.h"
+#include "private_tree.h"
 #include "random_trees.h"
 
 static const rdt_learner *const learners[] = {
@@ -17,6 +18,7 @@ static const rdt_learner *const learners[] = {
     &rdt_learner_boost,
     &rdt_learner_random_trees,
     &rdt_learner_auto,
+    &rdt_learner_private_tree,
     NULL,
 };
 

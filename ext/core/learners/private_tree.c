@@ -1,0 +1,622 @@
+/*
+** private_tree.c - a differentially private decision tree on public bins
+** ("algorithm": "private_tree", id 6, classification only), in the spirit of
+** PrivaTree (Vos et al. 2023), behind learner.h. It captures interactions
+** between a few features, which additive learners (naive Bayes, boosting
+** on single features) cannot.
+**
+** Contract:
+**   1. Options: "bins" (integer 2..64, default 8): equal-width public bins of
+**      every numeric feature over its public [min, max] (rdt_learn_bin); a
+**      categorical feature bins by its code (n_values + 1 bins, `other`
+**      last). "depth" (integer 1..8, default 4): the levels of splits.
+**      Candidates, all public (schema and options only): every (numeric
+**      feature f, threshold t) for t = 0 .. B_f - 2, the left side holding
+**      bins <= t; every (categorical feature f with B_f >= 2, code v), the
+**      left side holding code v, the right side the rest. When there is no
+**      candidate at all (no feature, or only categorical features with one
+**      bin), the public rule makes the tree a single leaf (used depth 0);
+**      otherwise the used depth is "depth" and the tree is complete: every
+**      internal node has a split, whatever the rows.
+**   2. State before finish(): a compact binned copy of the rows, one record
+**      per row: the bin of every feature (one byte each when every feature
+**      has at most 256 bins, else two) and the class (two bytes). Memory:
+**      n * (d * w + 2) bytes (w = 1 or 2) for n rows, grown by doubling,
+**      plus 8n bytes of row order during finish(). A failed allocation in
+**      row() or merge() marks the state failed: finish() then returns 0 and
+**      releases nothing.
+**   3. Privacy. Neighbouring relation: add or remove one row. The budget
+**      eps = num / 2^32 (noise.h) is split exactly with D the used depth:
+**      per = floor(num / (2D)) for each level (0 when D = 0), eps_leaf =
+**      num - D * per >= num / 2, so D * per + eps_leaf = num: the total is
+**      exactly eps.
+**      - Level l (0 <= l < D): its 2^l nodes hold disjoint sets of rows (the
+**        partition is fixed by the splits released at earlier levels:
+**        adaptive composition). Each node chooses its split by
+**        permute-and-flip (select.h) at eps `per` over the utilities
+**        u(f, t) = sum over the two sides of the count of the side's
+**        majority class (rows a majority-vote stump classifies correctly).
+**        Adding a row adds 1 to one class count of one side of each
+**        candidate, so u moves by 0 or 1, always upward: sensitivity 1,
+**        monotone (select.h contract 2). One row is in exactly one node of
+**        the level, so the level is `per`-DP (parallel composition), and the
+**        D levels are D * per-DP (sequential composition).
+**      - Leaves: the 2^D leaves hold disjoint rows; each releases its C class
+**        counts plus discrete Laplace noise of scale 1/eps_leaf. Adding a
+**        row moves one count of one leaf by 1: L1 sensitivity 1, eps_leaf-DP.
+**      Together: D * per + eps_leaf = eps. The utility's sensitivity does
+**      not depend on any private count (no Gini ratio with a private
+**      denominator).
+**   4. finish() runs one selection at every internal node, an empty node
+**      too, and draws the noise of every leaf count: the control flow does
+**      not depend on the rows (the work per node does: the timing threat of
+**      the README). Everything that can fail (noise parameters, every
+**      allocation) comes before the first draw; it returns 0 without
+**      releasing anything otherwise. Afterwards the row copy and every
+**      scratch histogram are wiped and freed; only the splits and the noisy
+**      leaf counts remain. Non-private ("epsilon": null): the best split at
+**      each node (first in candidate order), exact leaf counts, shares 0.
+**   5. predict() walks the tree with the row's public bins; the leaf's class
+**      probabilities are its counts clamped at 0 plus a pseudo-count of half
+**      the noise scale (0.5 / eps_leaf; 1 when not private), normalised: they
+**      are finite and add up to 1. Before finish() it predicts uniformly.
+**   6. Payload (little-endian): u32 version (1), u32 bins, u32 depth (the
+**      option), u32 used depth D, u32 private (0 or 1), u64 per-level eps
+**      num, u64 eps_leaf num, u32 C, u32 d, then the 2^D - 1 internal nodes
+**      in heap order (node i has children 2i+1 left and 2i+2 right) as
+**      (u32 feature, u32 threshold or code), then the 2^D * C leaf counts as
+**      u64 (two's complement), leaf by leaf. decode() checks every field
+**      against the schema, the options' ranges and the common facts (the
+**      used depth and the shares recomputed from them, each split a
+**      candidate of contract 1) and the payload's length before it
+**      allocates; re-encoding gives the same bytes.
+**   7. encode() writes released states only: on an unreleased one it writes
+**      nothing and marks the buffer failed. merge() appends the rows of an
+**      unreleased state of the same shape; row() ignores a released state.
+*/
+#include "private_tree.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../select.h"
+
+#define PT_VERSION 1u
+
+typedef struct pt_state {
+  uint32_t n_classes, n_features, bins, depth, depth_eff;
+  int is_private, released, failed;
+  rdt_eps eps_level, eps_leaf;
+  rdt_feature *features; /* binning facts only (type, min, max, n_values): no pointers */
+  uint32_t *n_bins;      /* per feature */
+  uint32_t *n_cand;      /* per feature: its candidates (contract 1) */
+  size_t *hoff;          /* per feature: its first bin in a node histogram; hoff[d] = all bins */
+  size_t total_cand;
+  int wide;              /* two bytes per bin */
+  size_t rec;            /* bytes per row record */
+  unsigned char *rows;
+  size_t n_rows, cap_rows;
+  uint32_t *split_f, *split_t; /* released: 2^D - 1 internal nodes */
+  int64_t *leaf;               /* released: 2^D * C counts */
+  double *proba;               /* released: leaf probabilities */
+} pt_state;
+
+static size_t pt_internal(const pt_state *st) { return ((size_t)1 << st->depth_eff) - 1; }
+static size_t pt_leaves(const pt_state *st) { return (size_t)1 << st->depth_eff; }
+
+static void pt_free_rows(pt_state *st) {
+  if (st->rows) sodium_memzero(st->rows, st->cap_rows * st->rec);
+  free(st->rows);
+  st->rows = NULL;
+  st->n_rows = st->cap_rows = 0;
+}
+
+static void pt_free(void *p) {
+  pt_state *st = p;
+  if (!st) return;
+  pt_free_rows(st);
+  size_t nl = pt_leaves(st) * st->n_classes;
+  if (st->leaf) sodium_memzero(st->leaf, nl * sizeof *st->leaf);
+  if (st->proba) sodium_memzero(st->proba, nl * sizeof *st->proba);
+  free(st->leaf);
+  free(st->proba);
+  free(st->split_f);
+  free(st->split_t);
+  free(st->features);
+  free(st->n_bins);
+  free(st->n_cand);
+  free(st->hoff);
+  free(st);
+}
+
+/* Contract 3: the exact split of eps over the levels and the leaves. */
+static void pt_split(rdt_eps eps, uint32_t depth_eff, rdt_eps *level, rdt_eps *leaf) {
+  uint64_t per = depth_eff ? eps.num / (2 * (uint64_t)depth_eff) : 0;
+  level->num = per;
+  leaf->num = eps.num - per * depth_eff; /* per * D <= num / 2: no overflow */
+}
+
+/* A state of the schema's shape: NULL with err set, or with err empty when
+** out of memory. */
+static pt_state *pt_alloc(const rdt_schema *s, uint32_t bins, uint32_t depth, int is_private, char *err, size_t en) {
+  if (en) err[0] = 0;
+  uint32_t C = s->n_classes, d = s->n_features;
+  pt_state *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->n_classes = C;
+  st->n_features = d;
+  st->bins = bins;
+  st->depth = depth;
+  st->is_private = is_private;
+  st->features = calloc((size_t)d + 1, sizeof *st->features);
+  st->n_bins = calloc((size_t)d + 1, sizeof *st->n_bins);
+  st->n_cand = calloc((size_t)d + 1, sizeof *st->n_cand);
+  st->hoff = calloc((size_t)d + 1, sizeof *st->hoff);
+  if (!st->features || !st->n_bins || !st->n_cand || !st->hoff) {
+    pt_free(st);
+    return NULL;
+  }
+  size_t total = 0; /* <= 1000 features * 65536 bins */
+  for (uint32_t f = 0; f < d; f++) {
+    const rdt_feature *ft = &s->features[f];
+    st->features[f].type = ft->type;
+    st->features[f].min = ft->min;
+    st->features[f].max = ft->max;
+    st->features[f].n_values = ft->n_values;
+    uint32_t B = rdt_learn_bins(ft, bins);
+    st->n_bins[f] = B;
+    st->n_cand[f] = ft->type == RDT_FEATURE_CATEGORICAL ? (B >= 2 ? B : 0) : B - 1;
+    st->total_cand += st->n_cand[f];
+    if (B > 256) st->wide = 1;
+    st->hoff[f] = total;
+    total += B;
+  }
+  st->hoff[d] = total;
+  st->depth_eff = st->total_cand ? depth : 0;
+  st->rec = (size_t)d * (st->wide ? 2 : 1) + 2;
+  if ((uint64_t)total * C > RDT_PT_MAX_COUNTERS || (uint64_t)pt_leaves(st) * C > RDT_PT_MAX_COUNTERS) {
+    if (en) snprintf(err, en, "private_tree: %u classes and these features need more than %llu counters; "
+                              "use fewer \"bins\", a smaller \"depth\", fewer classes or values",
+                     C, (unsigned long long)RDT_PT_MAX_COUNTERS);
+    pt_free(st);
+    return NULL;
+  }
+  return st;
+}
+
+static int pt_int_option(const rdt_json *opts, const char *key, uint32_t lo, uint32_t hi, uint32_t *out, char *err,
+                         size_t en) {
+  const rdt_json *v = opts ? rdt_json_get(opts, key) : NULL;
+  if (!v) return 1;
+  if (v->type != RDT_JSON_NUMBER || !v->is_integer || v->integer < lo || v->integer > hi) {
+    if (en) snprintf(err, en, "option \"%s\" must be an integer from %u to %u", key, lo, hi);
+    return 0;
+  }
+  *out = (uint32_t)v->integer;
+  return 1;
+}
+
+static void *pt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  if (en) err[0] = 0;
+  if (c->regression) {
+    if (en) snprintf(err, en, "private_tree is a classifier: it needs \"classes\", not a regression target");
+    return NULL;
+  }
+  if (s->n_classes < 1) {
+    if (en) snprintf(err, en, "private_tree needs at least one class");
+    return NULL;
+  }
+  uint32_t bins = RDT_PT_DEFAULT_BINS, depth = RDT_PT_DEFAULT_DEPTH;
+  if (!pt_int_option(opts, "bins", 2, RDT_PT_MAX_BINS, &bins, err, en) ||
+      !pt_int_option(opts, "depth", 1, RDT_PT_MAX_DEPTH, &depth, err, en))
+    return NULL;
+  pt_state *st = pt_alloc(s, bins, depth, c->is_private != 0, err, en);
+  if (!st) return NULL;
+  if (st->is_private) {
+    pt_split(c->eps, st->depth_eff, &st->eps_level, &st->eps_leaf);
+    if (st->depth_eff && st->eps_level.num == 0) {
+      if (en) snprintf(err, en, "private_tree: epsilon is too small to divide over %u levels", st->depth_eff);
+      pt_free(st);
+      return NULL;
+    }
+  }
+  return st;
+}
+
+static uint32_t pt_get_bin(const pt_state *st, const unsigned char *r, uint32_t f) {
+  return st->wide ? (uint32_t)r[2 * f] | (uint32_t)r[2 * f + 1] << 8 : r[f];
+}
+
+static uint32_t pt_get_class(const pt_state *st, const unsigned char *r) {
+  const unsigned char *c = r + st->rec - 2;
+  return (uint32_t)c[0] | (uint32_t)c[1] << 8;
+}
+
+/* Room for `more` rows; 0 (and the state failed) when it cannot grow. */
+static int pt_reserve(pt_state *st, size_t more) {
+  if (st->failed) return 0;
+  if (more > UINT32_MAX - st->n_rows) { /* row indices are u32 in finish() */
+    st->failed = 1;
+    return 0;
+  }
+  size_t need = st->n_rows + more;
+  if (need <= st->cap_rows) return 1;
+  size_t cap = st->cap_rows ? st->cap_rows : 64;
+  while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+  if (cap > SIZE_MAX / st->rec) {
+    st->failed = 1;
+    return 0;
+  }
+  /* a new block, so that the old one can be wiped before it is freed */
+  unsigned char *p = malloc(cap * st->rec);
+  if (!p) {
+    st->failed = 1;
+    return 0;
+  }
+  if (st->rows) memcpy(p, st->rows, st->n_rows * st->rec);
+  size_t n = st->n_rows;
+  pt_free_rows(st);
+  st->rows = p;
+  st->n_rows = n;
+  st->cap_rows = cap;
+  return 1;
+}
+
+static void pt_row(void *p, const double *x, uint32_t cls, double target) {
+  (void)target;
+  pt_state *st = p;
+  if (st->released || cls >= st->n_classes || !pt_reserve(st, 1)) return;
+  unsigned char *r = st->rows + st->n_rows * st->rec;
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    uint32_t b = rdt_learn_bin(&st->features[f], st->bins, x[f]);
+    if (st->wide) {
+      r[2 * f] = (unsigned char)(b & 0xff);
+      r[2 * f + 1] = (unsigned char)(b >> 8);
+    } else {
+      r[f] = (unsigned char)b;
+    }
+  }
+  r[st->rec - 2] = (unsigned char)(cls & 0xff);
+  r[st->rec - 1] = (unsigned char)(cls >> 8);
+  st->n_rows++;
+}
+
+static int pt_same_shape(const pt_state *a, const pt_state *b) {
+  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins ||
+      a->depth != b->depth || a->depth_eff != b->depth_eff || a->is_private != b->is_private ||
+      a->eps_level.num != b->eps_level.num || a->eps_leaf.num != b->eps_leaf.num || a->rec != b->rec ||
+      a->wide != b->wide)
+    return 0;
+  for (uint32_t f = 0; f < a->n_features; f++)
+    if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
+  return 1;
+}
+
+static int pt_merge(void *into, const void *from) {
+  pt_state *a = into;
+  const pt_state *b = from;
+  if (a->released || b->released || !pt_same_shape(a, b)) return 0;
+  if (b->failed) {
+    a->failed = 1;
+    return 0;
+  }
+  if (!b->n_rows) return 1;
+  if (!pt_reserve(a, b->n_rows)) return 0;
+  memcpy(a->rows + a->n_rows * a->rec, b->rows, b->n_rows * b->rec);
+  a->n_rows += b->n_rows;
+  return 1;
+}
+
+/* Contract 5: the leaf probabilities of the released counts. */
+static void pt_prepare(pt_state *st) {
+  uint32_t C = st->n_classes;
+  double a = 1;
+  if (st->is_private) {
+    a = 0.5 / rdt_eps_to_double(st->eps_leaf);
+    if (!(a > 0 && isfinite(a))) a = 1;
+  }
+  for (size_t j = 0; j < pt_leaves(st); j++) {
+    const int64_t *c = st->leaf + j * C;
+    double *p = st->proba + j * C, sum = 0;
+    for (uint32_t k = 0; k < C; k++) sum += p[k] = (c[k] > 0 ? (double)c[k] : 0) + a;
+    for (uint32_t k = 0; k < C; k++) p[k] /= sum;
+  }
+}
+
+/* Saturating, so that no sum is undefined behaviour; a deterministic function
+** of the exact sum, hence post-processing when one term is noise. */
+static int64_t add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}
+
+static int pt_left(const pt_state *st, uint32_t f, uint32_t t, uint32_t bin) {
+  return st->features[f].type == RDT_FEATURE_CATEGORICAL ? bin == t : bin <= t;
+}
+
+static int64_t pt_max(const int64_t *v, uint32_t n) {
+  int64_t m = v[0];
+  for (uint32_t k = 1; k < n; k++)
+    if (v[k] > m) m = v[k];
+  return m;
+}
+
+/* Contract 3: the utility of every candidate at a node with histogram h
+** (bin-major, C classes per bin) and class totals tot. */
+static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *tot, int64_t *left, int64_t *right,
+                         int64_t *u) {
+  uint32_t C = st->n_classes;
+  size_t i = 0;
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    const int64_t *hf = h + st->hoff[f] * C;
+    if (st->features[f].type == RDT_FEATURE_CATEGORICAL) {
+      for (uint32_t t = 0; t < st->n_cand[f]; t++) {
+        for (uint32_t k = 0; k < C; k++) right[k] = tot[k] - hf[(size_t)t * C + k];
+        u[i++] = pt_max(hf + (size_t)t * C, C) + pt_max(right, C);
+      }
+    } else {
+      memset(left, 0, C * sizeof *left);
+      for (uint32_t t = 0; t < st->n_cand[f]; t++) {
+        for (uint32_t k = 0; k < C; k++) {
+          left[k] += hf[(size_t)t * C + k];
+          right[k] = tot[k] - left[k];
+        }
+        u[i++] = pt_max(left, C) + pt_max(right, C);
+      }
+    }
+  }
+}
+
+static int pt_finish(void *p, rdt_rng *noise) {
+  pt_state *st = p;
+  if (st->released || st->failed) return 0;
+  uint32_t C = st->n_classes;
+  uint64_t ls = 0, lt = 0, ss, stt;
+  if (st->is_private) {
+    /* Everything that can fail comes before the first draw (contract 4). */
+    if (!rdt_laplace_params(st->eps_leaf, 1, &ls, &lt)) return 0;
+    if (st->depth_eff && !rdt_laplace_params(st->eps_level, 1, &ss, &stt)) return 0;
+  }
+  size_t n = st->n_rows, ni = pt_internal(st), nl = pt_leaves(st), hn = st->hoff[st->n_features] * C;
+  size_t nc = st->total_cand;
+  uint32_t *order = malloc((n + 1) * sizeof *order), *tmp = malloc((n + 1) * sizeof *tmp);
+  size_t *seg = malloc((nl + 1) * sizeof *seg), *seg2 = malloc((nl + 1) * sizeof *seg2);
+  size_t *pf = malloc((nc + 1) * sizeof *pf);
+  int64_t *hist = malloc((hn + 1) * sizeof *hist), *tot = malloc(C * sizeof *tot);
+  int64_t *left = malloc(C * sizeof *left), *right = malloc(C * sizeof *right);
+  int64_t *util = malloc((nc + 1) * sizeof *util);
+  st->split_f = calloc(ni + 1, sizeof *st->split_f);
+  st->split_t = calloc(ni + 1, sizeof *st->split_t);
+  st->leaf = calloc(nl * C, sizeof *st->leaf);
+  st->proba = calloc(nl * C, sizeof *st->proba);
+  int ok = order && tmp && seg && seg2 && pf && hist && tot && left && right && util && st->split_f && st->split_t &&
+           st->leaf && st->proba;
+  if (ok) {
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    seg[0] = 0;
+    seg[1] = n;
+    for (uint32_t l = 0; ok && l < st->depth_eff; l++) {
+      size_t nn = (size_t)1 << l;
+      for (size_t j = 0; ok && j < nn; j++) {
+        size_t node = nn - 1 + j, a = seg[j], b = seg[j + 1];
+        memset(hist, 0, hn * sizeof *hist);
+        memset(tot, 0, C * sizeof *tot);
+        for (size_t i = a; i < b; i++) {
+          const unsigned char *r = st->rows + (size_t)order[i] * st->rec;
+          uint32_t k = pt_get_class(st, r);
+          tot[k]++;
+          for (uint32_t f = 0; f < st->n_features; f++) hist[(st->hoff[f] + pt_get_bin(st, r, f)) * C + k]++;
+        }
+        pt_utilities(st, hist, tot, left, right, util);
+        long c = 0;
+        if (st->is_private) {
+          c = rdt_permute_and_flip(noise, util, nc, st->eps_level, 1, 1, pf);
+        } else {
+          for (size_t i = 1; i < nc; i++)
+            if (util[i] > util[c]) c = (long)i;
+        }
+        if (c < 0) { /* unreachable: the parameters were checked above */
+          ok = 0;
+          break;
+        }
+        uint32_t f = 0;
+        size_t cc = (size_t)c;
+        while (cc >= st->n_cand[f]) cc -= st->n_cand[f++];
+        st->split_f[node] = f;
+        st->split_t[node] = (uint32_t)cc;
+        /* stable partition of the node's rows: left side first */
+        size_t m = a;
+        for (size_t i = a; i < b; i++)
+          if (pt_left(st, f, (uint32_t)cc, pt_get_bin(st, st->rows + (size_t)order[i] * st->rec, f)))
+            tmp[m++] = order[i];
+        size_t mid = m;
+        for (size_t i = a; i < b; i++)
+          if (!pt_left(st, f, (uint32_t)cc, pt_get_bin(st, st->rows + (size_t)order[i] * st->rec, f)))
+            tmp[m++] = order[i];
+        memcpy(order + a, tmp + a, (b - a) * sizeof *order);
+        seg2[2 * j] = a;
+        seg2[2 * j + 1] = mid;
+        seg2[2 * j + 2] = b;
+      }
+      memcpy(seg, seg2, (2 * nn + 1) * sizeof *seg);
+    }
+  }
+  if (ok) {
+    for (size_t j = 0; j < nl; j++) {
+      int64_t *cnt = st->leaf + j * C;
+      for (size_t i = seg[j]; i < seg[j + 1]; i++) cnt[pt_get_class(st, st->rows + (size_t)order[i] * st->rec)]++;
+      if (st->is_private)
+        for (uint32_t k = 0; k < C; k++) cnt[k] = add_sat(cnt[k], rdt_discrete_laplace(noise, ls, lt));
+    }
+  }
+  /* wipe every exact intermediate */
+  if (order) sodium_memzero(order, (n + 1) * sizeof *order);
+  if (tmp) sodium_memzero(tmp, (n + 1) * sizeof *tmp);
+  if (seg) sodium_memzero(seg, (nl + 1) * sizeof *seg);
+  if (seg2) sodium_memzero(seg2, (nl + 1) * sizeof *seg2);
+  if (hist) sodium_memzero(hist, (hn + 1) * sizeof *hist);
+  if (tot) sodium_memzero(tot, C * sizeof *tot);
+  if (left) sodium_memzero(left, C * sizeof *left);
+  if (right) sodium_memzero(right, C * sizeof *right);
+  if (util) sodium_memzero(util, (nc + 1) * sizeof *util);
+  free(order);
+  free(tmp);
+  free(seg);
+  free(seg2);
+  free(pf);
+  free(hist);
+  free(tot);
+  free(left);
+  free(right);
+  free(util);
+  if (!ok) { /* nothing released: back to the unreleased state */
+    if (st->leaf) sodium_memzero(st->leaf, nl * C * sizeof *st->leaf);
+    free(st->split_f);
+    free(st->split_t);
+    free(st->leaf);
+    free(st->proba);
+    st->split_f = st->split_t = NULL;
+    st->leaf = NULL;
+    st->proba = NULL;
+    return 0;
+  }
+  pt_free_rows(st);
+  st->released = 1;
+  pt_prepare(st);
+  return 1;
+}
+
+static void pt_encode(const void *p, rdt_bytes *out) {
+  const pt_state *st = p;
+  if (!st->released) { /* contract 7: exact rows never leave */
+    out->oom = 1;
+    return;
+  }
+  rdt_bytes_u32(out, PT_VERSION);
+  rdt_bytes_u32(out, st->bins);
+  rdt_bytes_u32(out, st->depth);
+  rdt_bytes_u32(out, st->depth_eff);
+  rdt_bytes_u32(out, (uint32_t)st->is_private);
+  rdt_bytes_u64(out, st->eps_level.num);
+  rdt_bytes_u64(out, st->eps_leaf.num);
+  rdt_bytes_u32(out, st->n_classes);
+  rdt_bytes_u32(out, st->n_features);
+  for (size_t i = 0; i < pt_internal(st); i++) {
+    rdt_bytes_u32(out, st->split_f[i]);
+    rdt_bytes_u32(out, st->split_t[i]);
+  }
+  for (size_t i = 0; i < pt_leaves(st) * st->n_classes; i++) rdt_bytes_u64(out, (uint64_t)st->leaf[i]);
+}
+
+static void *pt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in), depth = rdt_read_u32(in);
+  uint32_t depth_eff = rdt_read_u32(in), priv = rdt_read_u32(in);
+  rdt_eps el = {rdt_read_u64(in)}, ef = {rdt_read_u64(in)};
+  uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
+  if (in->bad) return NULL;
+  int ok = version == PT_VERSION && bins >= 2 && bins <= RDT_PT_MAX_BINS && depth >= 1 &&
+           depth <= RDT_PT_MAX_DEPTH && priv <= 1 && C == s->n_classes && C >= 1 && d == s->n_features &&
+           (int)priv == (c->is_private != 0) && !c->regression;
+  char err[8];
+  pt_state *st = ok ? pt_alloc(s, bins, depth, (int)priv, err, sizeof err) : NULL;
+  ok = st && st->depth_eff == depth_eff;
+  if (ok && priv) {
+    rdt_eps want_l, want_f;
+    pt_split(c->eps, depth_eff, &want_l, &want_f);
+    ok = el.num == want_l.num && ef.num == want_f.num && ef.num > 0 && (depth_eff == 0 || el.num > 0);
+  } else if (ok) {
+    ok = el.num == 0 && ef.num == 0;
+  }
+  /* the payload must hold every node and count before anything more is allocated */
+  if (ok) {
+    size_t ni = pt_internal(st), nl = pt_leaves(st);
+    ok = (in->n - in->pos) / 8 >= ni + nl * C;
+  }
+  if (ok) {
+    st->eps_level = el;
+    st->eps_leaf = ef;
+    size_t ni = pt_internal(st), nl = pt_leaves(st);
+    st->split_f = calloc(ni + 1, sizeof *st->split_f);
+    st->split_t = calloc(ni + 1, sizeof *st->split_t);
+    st->leaf = calloc(nl * C, sizeof *st->leaf);
+    st->proba = calloc(nl * C, sizeof *st->proba);
+    ok = st->split_f && st->split_t && st->leaf && st->proba;
+    for (size_t i = 0; ok && i < ni; i++) {
+      uint32_t f = rdt_read_u32(in), t = rdt_read_u32(in);
+      ok = !in->bad && f < d && t < st->n_cand[f];
+      if (ok) {
+        st->split_f[i] = f;
+        st->split_t[i] = t;
+      }
+    }
+    for (size_t i = 0; ok && i < nl * C; i++) st->leaf[i] = (int64_t)rdt_read_u64(in);
+    ok = ok && !in->bad;
+  }
+  if (!ok) {
+    in->bad = 1;
+    pt_free(st);
+    return NULL;
+  }
+  st->released = 1;
+  pt_prepare(st);
+  return st;
+}
+
+static void pt_predict(const void *p, const double *x, double *out) {
+  const pt_state *st = p;
+  uint32_t C = st->n_classes;
+  if (!st->released) { /* contract 5: nothing released, nothing learnt */
+    for (uint32_t k = 0; k < C; k++) out[k] = 1.0 / C;
+    return;
+  }
+  size_t node = 0;
+  for (uint32_t l = 0; l < st->depth_eff; l++) {
+    uint32_t f = st->split_f[node];
+    node = pt_left(st, f, st->split_t[node], rdt_learn_bin(&st->features[f], st->bins, x[f])) ? 2 * node + 1
+                                                                                               : 2 * node + 2;
+  }
+  memcpy(out, st->proba + (node - pt_internal(st)) * C, C * sizeof *out);
+}
+
+static void pt_describe(const void *p, rdt_bytes *json) {
+  const pt_state *st = p;
+  char buf[768];
+  if (st->is_private)
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"private decision tree on public bins: at every node of each level a split chosen by "
+             "permute-and-flip over every (feature, threshold or code) candidate, utility = rows classified "
+             "correctly by the majority class of each side (sensitivity 1, monotone; the nodes of a level hold "
+             "disjoint rows), then discrete Laplace noise of scale 1/epsilon_leaves on every leaf class count "
+             "(the leaves are disjoint); depth * epsilon_per_level + epsilon_leaves = epsilon\","
+             "\"depth\":%u,\"depth_used\":%u,\"bins\":%u,\"epsilon_per_level\":%.17g,\"epsilon_leaves\":%.17g,",
+             st->depth, st->depth_eff, st->bins, rdt_eps_to_double(st->eps_level), rdt_eps_to_double(st->eps_leaf));
+  else
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"decision tree on public bins, not private: the best split at every node, exact leaf "
+             "counts\",\"depth\":%u,\"depth_used\":%u,\"bins\":%u,\"epsilon_per_level\":null,"
+             "\"epsilon_leaves\":null,",
+             st->depth, st->depth_eff, st->bins);
+  rdt_bytes_text(json, buf);
+}
+
+static const char *const pt_options[] = {"bins", "depth", NULL};
+
+const rdt_learner rdt_learner_private_tree = {
+    .name = "private_tree",
+    .id = RDT_PT_ID,
+    .tasks = RDT_LEARN_CLASSIFICATION,
+    .options = pt_options,
+    .start = pt_start,
+    .row = pt_row,
+    .merge = pt_merge,
+    .finish = pt_finish,
+    .encode = pt_encode,
+    .decode = pt_decode,
+    .predict = pt_predict,
+    .describe = pt_describe,
+    .free = pt_free,
+};
