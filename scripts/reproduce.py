@@ -55,7 +55,7 @@ PUBLISHED = {
 
 # The learners behind the learner interface (ext/core/learners/), with only epsilon, classes (or
 # the target) and features: the "defaults only" protocol of issue 20.
-LEARNERS = {"classification": ["constant", "naive_bayes", "boost", "random_trees", "auto"],
+LEARNERS = {"classification": ["constant", "naive_bayes", "boost", "private_tree", "random_trees", "auto"],
             "regression": ["constant", "boost", "auto"]}
 
 
