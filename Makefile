@@ -45,15 +45,15 @@ build/audit: tests/audit.c $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
-build/test_core: tests/test_core.c $(CORE_SRC) $(HEADERS)
+build/test_core: tests/test_core.c tests/check.h $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -DRDT_COUNT_WORK -o $@ tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
-build/test_learners: tests/test_learners.c $(CORE_SRC) $(HEADERS)
+build/test_learners: tests/test_learners.c tests/check.h $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
-build/test_boost: tests/test_boost.c $(CORE_SRC) $(HEADERS)
+build/test_boost: tests/test_boost.c tests/check.h $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 

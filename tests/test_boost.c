@@ -16,19 +16,7 @@
 #include "core/model.h"
 #include "core/options.h"
 
-static int n_pass, n_fail;
-
-static void check(int cond, const char *name) {
-  if (cond) n_pass++;
-  else n_fail++;
-  printf("%s - %s\n", cond ? "ok" : "not ok", name);
-}
-
-static void seeded(rdt_rng *rng, const char *label) {
-  unsigned char key[RDT_RNG_KEYBYTES];
-  rdt_rng_derive_key(key, label, strlen(label), "test");
-  rdt_rng_init_seeded(rng, key);
-}
+#include "check.h"
 
 static const rdt_learner *L = &rdt_learner_boost;
 

@@ -92,3 +92,31 @@ uint32_t rdt_learn_bin(const rdt_feature *ft, uint32_t bins, double x) {
   if (!(u >= 0)) return 0; /* also NaN: cleaned rows carry none */
   return u >= bins ? bins - 1 : (uint32_t)u;
 }
+
+/* ---- post-processing shared by the learners (learner.h) ------------------ */
+
+void rdt_learn_softmax(const double *z, uint32_t n, double *p) {
+  double m = z[0], sum = 0;
+  for (uint32_t k = 1; k < n; k++)
+    if (z[k] > m) m = z[k];
+  for (uint32_t k = 0; k < n; k++) sum += (p[k] = exp(z[k] - m));
+  for (uint32_t k = 0; k < n; k++) p[k] /= sum; /* sum >= 1: the maximum gives exp(0) */
+}
+
+void rdt_learn_frequencies(const int64_t *counts, uint32_t n, double pseudo, double *p) {
+  double total = 0;
+  for (uint32_t k = 0; k < n; k++) total += (p[k] = (counts[k] > 0 ? (double)counts[k] : 0) + pseudo);
+  for (uint32_t k = 0; k < n; k++) p[k] = total > 0 ? p[k] / total : 1.0 / n;
+}
+
+double rdt_learn_noisy_mean(double n, double sum, double pseudo) {
+  double mean = (sum + pseudo * 0.5) / ((n > 0 ? n : 0) + pseudo);
+  if (!(mean == mean)) return 0.5; /* no rows and no noise */
+  return mean < 0 ? 0 : mean > 1 ? 1 : mean;
+}
+
+int64_t rdt_learn_add_sat(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+  return a + b;
+}

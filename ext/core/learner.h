@@ -99,4 +99,16 @@ const rdt_learner *rdt_learner_by_id(uint32_t id);
 uint32_t rdt_learn_bins(const rdt_feature *ft, uint32_t bins);
 uint32_t rdt_learn_bin(const rdt_feature *ft, uint32_t bins, double x);
 
+/* Post-processing every learner may share (public functions of released
+** values). p = softmax(z) over n components (z and p may be the same). */
+void rdt_learn_softmax(const double *z, uint32_t n, double *p);
+/* p[k] = (max(counts[k], 0) + pseudo) / total: noisy counts clamped and
+** smoothed into frequencies; uniform when every term is 0. */
+void rdt_learn_frequencies(const int64_t *counts, uint32_t n, double pseudo, double *p);
+/* A noisy mean in [0, 1] from a noisy count n and a noisy sum of values in
+** [0, 1]: (sum + pseudo / 2) / (max(n, 0) + pseudo), 0.5 when undefined. */
+double rdt_learn_noisy_mean(double n, double sum, double pseudo);
+/* a + b, saturating at the int64 bounds (noise added to a counter). */
+int64_t rdt_learn_add_sat(int64_t a, int64_t b);
+
 #endif

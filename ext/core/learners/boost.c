@@ -346,15 +346,6 @@ static int64_t release(noise_sink *ns, int is_private, int64_t v, uint64_t s, ui
   return v;
 }
 
-/* p = softmax(z) over n components. */
-static void softmax(const double *z, uint32_t n, double *p) {
-  double m = z[0], sum = 0;
-  for (uint32_t k = 1; k < n; k++)
-    if (z[k] > m) m = z[k];
-  for (uint32_t k = 0; k < n; k++) sum += (p[k] = exp(z[k] - m));
-  for (uint32_t k = 0; k < n; k++) p[k] /= sum;
-}
-
 /* Contract 2: the intercept into s->intercept, and every row's scores. */
 static void fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
                           int64_t *counts) {
@@ -376,8 +367,7 @@ static void fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b
   n = release(ns, s->is_private, n, a, b);
   sum = release(ns, s->is_private, sum, a2, b2);
   double pseudo = scale0; /* half the count's noise scale 2/eps_0 (eps_0 / 2 each), as constant.c */
-  double mean = ((double)sum / (1 << SUM_GRID_LOG2) + pseudo * 0.5) / ((n > 0 ? (double)n : 0) + pseudo);
-  s->intercept[0] = mean == mean ? clamp01(mean) : 0.5;
+  s->intercept[0] = rdt_learn_noisy_mean((double)n, (double)sum / (1 << SUM_GRID_LOG2), pseudo);
   (void)counts;
 }
 
@@ -428,7 +418,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
           v[0] += COUNT_WEIGHT;
           if (K) {
             uint32_t y = row_class(s, row);
-            softmax(z, K, p);
+            rdt_learn_softmax(z, K, p);
             int64_t l1 = 0;
             for (uint32_t k = 0; k < K; k++) {
               double g = (k == y ? 1.0 : 0.0) - p[k];
@@ -542,7 +532,7 @@ static void boost_predict(const void *st, const double *x, double *out) {
   }
   if (s->n_classes) {
     /* |sum| <= (d + 1) 1e6: finite; the largest term is exp(0) = 1. */
-    softmax(out, s->nk, out);
+    rdt_learn_softmax(out, s->nk, out);
     return;
   }
   out[0] = s->lo + clamp01(out[0]) * (s->hi - s->lo);

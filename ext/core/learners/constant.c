@@ -115,18 +115,10 @@ static void constant_predict(const void *st, const double *x, double *out) {
   const constant_state *s = st;
   double pseudo = noise_scale(s) / 2;
   if (s->n_classes) {
-    /* Clamped counts plus a pseudo-count: uniform when all is noise. */
-    double total = 0;
-    for (uint32_t k = 0; k < s->n_classes; k++) total += (s->counts[k] > 0 ? (double)s->counts[k] : 0) + pseudo;
-    for (uint32_t k = 0; k < s->n_classes; k++)
-      out[k] = total > 0 ? ((s->counts[k] > 0 ? (double)s->counts[k] : 0) + pseudo) / total : 1.0 / s->n_classes;
+    rdt_learn_frequencies(s->counts, s->n_classes, pseudo, out); /* uniform when all is noise */
     return;
   }
-  double n = (double)s->counts[0], sum = (double)s->counts[1] / (1 << GRID_LOG2);
-  double mean_u = (sum + pseudo * 0.5) / ((n > 0 ? n : 0) + pseudo);
-  if (!(mean_u == mean_u)) mean_u = 0.5; /* no rows, no noise */
-  if (mean_u < 0) mean_u = 0;
-  if (mean_u > 1) mean_u = 1;
+  double mean_u = rdt_learn_noisy_mean((double)s->counts[0], (double)s->counts[1] / (1 << GRID_LOG2), pseudo);
   out[0] = s->lo + mean_u * (s->hi - s->lo);
   if (out[0] > s->hi) out[0] = s->hi; /* rounding can step just past a bound */
   if (out[0] < s->lo) out[0] = s->lo;

@@ -183,19 +183,11 @@ static int nb_same_shape(const nb_state *a, const nb_state *b) {
   return 1;
 }
 
-/* Saturating, so that no sum is undefined behaviour; a deterministic function
-** of the exact sum, hence post-processing when one term is noise. */
-static int64_t add_sat(int64_t a, int64_t b) {
-  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
-  return a + b;
-}
-
 static int nb_merge(void *into, const void *from) {
   nb_state *a = into;
   const nb_state *b = from;
   if (a->released || b->released || !nb_same_shape(a, b)) return 0;
-  for (size_t i = 0; i < a->n_counts; i++) a->counts[i] = add_sat(a->counts[i], b->counts[i]);
+  for (size_t i = 0; i < a->n_counts; i++) a->counts[i] = rdt_learn_add_sat(a->counts[i], b->counts[i]);
   return 1;
 }
 
@@ -244,7 +236,7 @@ static int nb_finish(void *p, rdt_rng *noise) {
   if (st->is_private) {
     uint32_t C = st->n_classes;
     for (size_t i = 0; i < st->n_counts; i++)
-      st->counts[i] = add_sat(st->counts[i], i < C ? rdt_discrete_laplace(noise, cs, ct)
+      st->counts[i] = rdt_learn_add_sat(st->counts[i], i < C ? rdt_discrete_laplace(noise, cs, ct)
                                                    : rdt_discrete_laplace(noise, ts, tt));
   }
   st->released = 1;
@@ -315,17 +307,13 @@ static void nb_predict(const void *p, const double *x, double *out) {
     for (uint32_t k = 0; k < C; k++) out[k] = 1.0 / C;
     return;
   }
-  double best = -INFINITY;
   for (uint32_t k = 0; k < C; k++) {
     double lp = st->logp[k];
     for (uint32_t f = 0; f < st->n_features; f++)
       lp += st->logp[st->offset[f] + (size_t)k * st->n_bins[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])];
     out[k] = lp;
-    if (lp > best) best = lp;
   }
-  double sum = 0;
-  for (uint32_t k = 0; k < C; k++) sum += out[k] = exp(out[k] - best);
-  for (uint32_t k = 0; k < C; k++) out[k] /= sum; /* sum >= 1: the maximum gives exp(0) */
+  rdt_learn_softmax(out, C, out);
 }
 
 static void nb_describe(const void *p, rdt_bytes *json) {

@@ -318,20 +318,7 @@ static void pt_prepare(pt_state *st) {
     a = 0.5 / rdt_eps_to_double(st->eps_leaf);
     if (!(a > 0 && isfinite(a))) a = 1;
   }
-  for (size_t j = 0; j < pt_leaves(st); j++) {
-    const int64_t *c = st->leaf + j * C;
-    double *p = st->proba + j * C, sum = 0;
-    for (uint32_t k = 0; k < C; k++) sum += p[k] = (c[k] > 0 ? (double)c[k] : 0) + a;
-    for (uint32_t k = 0; k < C; k++) p[k] /= sum;
-  }
-}
-
-/* Saturating, so that no sum is undefined behaviour; a deterministic function
-** of the exact sum, hence post-processing when one term is noise. */
-static int64_t add_sat(int64_t a, int64_t b) {
-  if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-  if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
-  return a + b;
+  for (size_t j = 0; j < pt_leaves(st); j++) rdt_learn_frequencies(st->leaf + j * C, C, a, st->proba + j * C);
 }
 
 static int pt_left(const pt_state *st, uint32_t f, uint32_t t, uint32_t bin) {
@@ -450,7 +437,7 @@ static int pt_finish(void *p, rdt_rng *noise) {
       int64_t *cnt = st->leaf + j * C;
       for (size_t i = seg[j]; i < seg[j + 1]; i++) cnt[pt_get_class(st, st->rows + (size_t)order[i] * st->rec)]++;
       if (st->is_private)
-        for (uint32_t k = 0; k < C; k++) cnt[k] = add_sat(cnt[k], rdt_discrete_laplace(noise, ls, lt));
+        for (uint32_t k = 0; k < C; k++) cnt[k] = rdt_learn_add_sat(cnt[k], rdt_discrete_laplace(noise, ls, lt));
     }
   }
   /* wipe every exact intermediate */
