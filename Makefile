@@ -149,6 +149,7 @@ reproduce-tables: $(EXT)
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
 	/usr/bin/python3 scripts/bench_matrix.py
+	/usr/bin/python3 scripts/bench_learners.py $(if $(QUICK),--rows 100000,)
 	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick --out build/scaling-quick,)
 
 demo:
