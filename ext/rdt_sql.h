@@ -69,6 +69,10 @@ long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
 /* Set a class label as the SQL result, keeping its type. */
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
+/* Prepares sql (len bytes, -1: to its NUL) as one read-only statement, or
+** returns NULL with "<what> does not prepare: ..." or "<what> must be one
+** read-only SELECT" in err. */
+sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, const char *what, char *err, size_t en);
 /* The SQL error "<fn>: <msg>" (every function's error format). */
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg);
 /* Append s as a JSON string literal. */

@@ -41,7 +41,6 @@
 /* Prepares one read-only statement; 0 with a message otherwise. */
 static sqlite3_stmt *prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en) {
   sqlite3_stmt *stmt = NULL;
-  const char *tail = NULL;
   if (sqlite3_value_type(arg) != SQLITE_TEXT) {
     snprintf(err, en, "the second argument must be the query, one SELECT as TEXT");
     return NULL;
@@ -51,13 +50,8 @@ static sqlite3_stmt *prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, s
     snprintf(err, en, "out of memory");
     return NULL;
   }
-  if (sqlite3_prepare_v2(db, sql, sqlite3_value_bytes(arg), &stmt, &tail) != SQLITE_OK || !stmt) {
-    snprintf(err, en, "the query does not prepare: %s", stmt ? "empty statement" : sqlite3_errmsg(db));
-    sqlite3_finalize(stmt);
-    return NULL;
-  }
-  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
-  if (!sqlite3_stmt_readonly(stmt) || (tail && *tail) || sqlite3_column_count(stmt) == 0) {
+  if (!(stmt = rdt_sql_prepare_select(db, sql, sqlite3_value_bytes(arg), "the query", err, en))) return NULL;
+  if (sqlite3_column_count(stmt) == 0) { /* e.g. a PRAGMA that returns nothing */
     snprintf(err, en, "the query must be one read-only SELECT");
     sqlite3_finalize(stmt);
     return NULL;

@@ -162,20 +162,9 @@ static int public_query_reads_public_tables(sqlite3 *db, const rdt_config *c, ch
 ** are parameter errors: the public rows are public. */
 static int read_public_rows(sqlite3 *db, train_state *st, const rdt_schema *schema, const char *sql,
                             char *err, size_t en) {
-  sqlite3_stmt *stmt = NULL;
-  const char *tail = NULL;
   uint32_t nf = schema->n_features;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, &tail) != SQLITE_OK || !stmt) {
-    snprintf(err, en, "\"public_query\" does not prepare: %s", stmt ? "empty statement" : sqlite3_errmsg(db));
-    sqlite3_finalize(stmt);
-    return 0;
-  }
-  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
-  if (!sqlite3_stmt_readonly(stmt) || (tail && *tail)) {
-    snprintf(err, en, "\"public_query\" must be one read-only SELECT");
-    sqlite3_finalize(stmt);
-    return 0;
-  }
+  sqlite3_stmt *stmt = rdt_sql_prepare_select(db, sql, -1, "\"public_query\"", err, en);
+  if (!stmt) return 0;
   if (!public_query_reads_public_tables(db, &st->config, err, en)) {
     sqlite3_finalize(stmt);
     return 0;

@@ -76,6 +76,23 @@ void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
   for (uint32_t j = 0; j < s->n_features; j++) xs[j] = rdt_sql_feature(&s->features[j], argv[j]);
 }
 
+sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, const char *what, char *err, size_t en) {
+  sqlite3_stmt *stmt = NULL;
+  const char *tail = NULL;
+  if (sqlite3_prepare_v2(db, sql, len, &stmt, &tail) != SQLITE_OK || !stmt) {
+    snprintf(err, en, "%s does not prepare: %s", what, stmt ? "empty statement" : sqlite3_errmsg(db));
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' || *tail == ';')) tail++;
+  if (!sqlite3_stmt_readonly(stmt) || (tail && *tail)) {
+    snprintf(err, en, "%s must be one read-only SELECT", what);
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  return stmt;
+}
+
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg) {
   char *m = sqlite3_mprintf("%s: %s", fn, msg);
   if (!m) {
