@@ -366,6 +366,58 @@ static void test_learns(void) {
   setup_free(&s);
 }
 
+/* "auto" bins (boost.c, top): 864 rows of 3 classes, 2 features, eps 1:
+** sqrt(n^ / 6) is within 11.7 .. 12.3 for any plausible n^ -> 12 bins. The
+** rows kept at 96 and mapped to 12 must give exactly the model counted at
+** 12 bins with the same noise. */
+static void test_auto_bins(void) {
+  char json[1024];
+  setup a, f;
+  snprintf(json, sizeof json, CLS_OPTS, "1", "");
+  setup_parse(&a, json);
+  snprintf(json, sizeof json, CLS_OPTS, "1", ", \"bins\": 12");
+  setup_parse(&f, json);
+  void *sa = trained(&a, 864, "auto-bins"), *sf = trained(&f, 864, "auto-bins");
+  rdt_bytes ba = {0}, bf = {0};
+  int ok = sa && sf && encode(sa, &ba) && encode(sf, &bf) && ba.n == bf.n && ba.n > 8;
+  uint32_t wa = 0, wf = 0;
+  for (int i = 0; ok && i < 4; i++) {
+    wa |= (uint32_t)ba.p[i] << (8 * i);
+    wf |= (uint32_t)bf.p[i] << (8 * i);
+  }
+  check(ok && wa == 12 + (96u << 16) && wf == 12 && memcmp(ba.p + 4, bf.p + 4, ba.n - 4) == 0,
+        "boost auto bins: 864 rows -> 12 bins, scores identical to fixed 12 bins with the same noise");
+  int same = ok;
+  for (int i = 0; same && i < 200; i++) {
+    double x[2] = {i / 199.0, i % 3}, pa[3], pf[3];
+    L->predict(sa, x, pa);
+    L->predict(sf, x, pf);
+    same &= memcmp(pa, pf, sizeof pa) == 0;
+  }
+  check(same, "boost auto bins: predictions identical to fixed 12 bins, at and between bin edges");
+  /* decode refuses a fine resolution that is not 96/48/24/12/6 or not a multiple of the bins */
+  int refused = ok;
+  static const uint32_t bad[] = {12 + (95u << 16), 7 + (96u << 16), 12 + (192u << 16), 1 + (6u << 16)};
+  for (size_t k = 0; ok && k < sizeof bad / sizeof bad[0]; k++) {
+    unsigned char *m = malloc(ba.n);
+    if (!m) break;
+    memcpy(m, ba.p, ba.n);
+    for (int i = 0; i < 4; i++) m[i] = (unsigned char)(bad[k] >> (8 * i));
+    rdt_reader r = {m, ba.n, 0, 0};
+    void *t = L->decode(&r, &a.schema, &a.common);
+    refused &= t == NULL;
+    if (t) L->free(t);
+    free(m);
+  }
+  check(refused, "boost auto bins: decode refuses a bad fine resolution or bins that do not divide it");
+  rdt_bytes_free(&ba);
+  rdt_bytes_free(&bf);
+  if (sa) L->free(sa);
+  if (sf) L->free(sf);
+  setup_free(&a);
+  setup_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -381,6 +433,7 @@ int main(void) {
   test_fail_closed();
   test_trace();
   test_learns();
+  test_auto_bins();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }
