@@ -116,6 +116,16 @@ void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* {"<class>": p, ...}, rdt_predict_proba's result, as the SQL result. */
 void rdt_sql_result_proba(sqlite3_context *ctx, const rdt_schema *s, const double *proba);
+/* Prediction with the features bound by name from a JSON object (sql_named.c). */
+void rdt_predict_named_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_predict_proba_named_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* Evaluation on the caller's labelled rows (sql_evaluate.c). */
+void rdt_evaluate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_evaluate_final(sqlite3_context *ctx);
+void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* The rdt_proba table (sql_proba.c); holds a reference on conn, dropped by release. */
+int rdt_register_proba(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
