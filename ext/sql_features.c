@@ -23,7 +23,8 @@
 **      CATEG, ENUM or BOOL is categorical; INTEGER or REAL affinity is
 **      numeric; any other column (TEXT, NUMERIC or no declared type) is
 **      numeric when every non-NULL value is a number or TEXT that looks
-**      like one, categorical otherwise.
+**      like one, categorical otherwise. A label holding non-integer numbers
+**      gets no class list but a note on regression.
 **   6. Parameter mistakes (argument types, a name that is neither a table
 **      nor a SELECT, no label column, a name twice, too many columns) are
 **      errors raised before any row is read; row values never are.
@@ -50,6 +51,7 @@ typedef struct column {
   char decl[64];          /* the declared type, "" for none */
   declared_kind declared;
   uint64_t nonnull, numbers, text_numeric, not_numbers, blobs;
+  uint64_t fractional;    /* numbers (stored or TEXT) that are not integers */
   int track;              /* distinct values are collected */
   int overflow;           /* ... but there were too many, or too long */
   rdt_feature domain;     /* the distinct values so far, with the categorical rule's index */
@@ -149,14 +151,18 @@ static int observe(column *c, sqlite3_value *v, size_t *total) {
     if (nt == SQLITE_INTEGER || nt == SQLITE_FLOAT) {
       c->numbers++;
       c->text_numeric++;
+      double d = sqlite3_value_double(v);
+      c->fractional += (uint64_t)(nt == SQLITE_FLOAT && d != floor(d));
     } else {
       if (!c->examples->text && !value_of(c->examples, v)) return 0;
       c->not_numbers++;
     }
     return 1;
   }
-  if (t == SQLITE_FLOAT && isnan(sqlite3_value_double(v))) c->not_numbers++;
+  double d = sqlite3_value_double(v);
+  if (t == SQLITE_FLOAT && isnan(d)) c->not_numbers++;
   else c->numbers++;
+  c->fractional += (uint64_t)(t == SQLITE_FLOAT && d == d && d != floor(d));
   return 1;
 }
 
@@ -178,6 +184,16 @@ static int value_cmp(const void *a, const void *b) {
 ** key note_key. */
 static void write_values(sqlite3_str *o, column *c, int is_label, const char *note_key) {
   const char *what = is_label ? "labels" : "values";
+  if (is_label && c->fractional) { /* a regression target, most likely: no class list */
+    sqlite3_str_appendf(o, "null,\"%s\":", note_key);
+    char *m = sqlite3_mprintf("%llu labels are numbers that are not integers: for a regression, replace \"classes\" by "
+                              "\"task\": \"regression\" and \"target\": {\"min\": ..., \"max\": ...} (public bounds) "
+                              "with an \"algorithm\" that does regression (diprime or a learner); for a classification, "
+                              "list the public classes", (unsigned long long)c->fractional);
+    rdt_sql_json_string(o, m ? m : "", m ? strlen(m) : 0);
+    sqlite3_free(m);
+    return;
+  }
   if (c->overflow || c->domain.n_values == 0) {
     sqlite3_str_appendf(o, "null,\"%s\":", note_key);
     char *m = c->overflow
