@@ -115,6 +115,7 @@ walkthrough "examples/binding_ledger.py: an authorizer makes the ledger binding"
   "^binding ledger example: ([0-9]+) of \\1 checks passed$" "${python_ext[@]}" examples/binding_ledger.py "$RDT_EXT"
 
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
+suite "the npm package npm/ in better-sqlite3" bash tests/npm_test.sh
 
 # Reported, never judged: speed is make bench's business (ratios, one run).
 echo "# total time: $(($(date +%s) - started)) s"
