@@ -116,6 +116,7 @@ walkthrough "examples/binding_ledger.py: an authorizer makes the ledger binding"
 
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "the npm package npm/ in better-sqlite3" bash tests/npm_test.sh
+suite "docs/guide.md: its marked blocks run, its links and function names hold" bash tests/guide_test.sh
 
 # Reported, never judged: speed is make bench's business (ratios, one run).
 echo "# total time: $(($(date +%s) - started)) s"
