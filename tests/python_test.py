@@ -182,7 +182,7 @@ def run(sqlite_rdt, library, tmp):
           e is not None and missing in str(e), e)
 
     # 4: a connection without enable_load_extension, as a Python built without
-    # --enable-loadable-sqlite-extensions gives (pyenv's default builds, python.org's macOS ones).
+    # --enable-loadable-sqlite-extensions gives (pyenv's default builds, for one).
     class WithoutExtensionLoading:
         def __init__(self, conn):
             self._conn = conn

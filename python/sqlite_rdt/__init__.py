@@ -24,9 +24,9 @@ Contract:
      exist, that is the error, rather than some other copy being loaded silently.
   3. Nothing found: FileNotFoundError naming every place looked in and how to build one.
   4. A connection that cannot load extensions at all (its class has no enable_load_extension:
-     a Python built without --enable-loadable-sqlite-extensions, such as pyenv's default builds
-     and python.org's macOS installers) raises ExtensionLoadingUnavailable, which says so and
-     what to use instead; the file is not touched.
+     a Python built without --enable-loadable-sqlite-extensions, such as pyenv's default
+     builds) raises ExtensionLoadingUnavailable, which says so and what to use instead; the file
+     is not touched.
   5. Extension loading is switched on only around the load and switched off again afterwards,
      whether the load worked or not, so SQL's load_extension() stays refused on `conn`.
   6. A load that SQLite refuses raises LoadError with the file, SQLite's own message and the
