@@ -38,10 +38,17 @@ function thrown(fn) { // the error fn() throws, or null
   return null;
 }
 
-function placePackage(dir, library) { // dir/{index.js, package.json}, with library as rdt.so if given
+// The library at `to`, as a symbolic link: the dynamic loader knows a file it has loaded by its
+// inode, so the several places of these tests hold one library, not copies that one process would
+// load side by side (which an ASan build reports as an ODR violation). npm pack gets a real copy.
+function placeLibrary(library, to) {
+  fs.symlinkSync(library, to);
+}
+
+function placePackage(dir, library, copy) { // dir/{index.js, package.json}, with library as rdt.so if given
   fs.mkdirSync(dir, { recursive: true });
   for (const f of ['index.js', 'package.json']) fs.copyFileSync(path.join(REPO, 'npm', f), path.join(dir, f));
-  if (library) fs.copyFileSync(library, path.join(dir, path.basename(library)));
+  if (library) (copy ? fs.copyFileSync : placeLibrary)(library, path.join(dir, path.basename(library)));
   return path.join(dir, 'index.js');
 }
 
@@ -73,7 +80,7 @@ function main() {
     const co = path.join(tmp, 'checkout');
     placePackage(path.join(co, 'npm'));
     fs.mkdirSync(path.join(co, 'dist'));
-    fs.copyFileSync(library, path.join(co, 'dist', name));
+    placeLibrary(library, path.join(co, 'dist', name));
     fs.mkdirSync(path.join(tmp, 'app', 'node_modules'), { recursive: true });
     fs.symlinkSync(path.join(co, 'npm'), path.join(tmp, 'app', 'node_modules', 'sqlite-rdt'));
     const appRequire = createRequire(path.join(tmp, 'app', 'main.js'));
@@ -106,7 +113,7 @@ function main() {
       fromCopy === path.join(inst, name) && version(db) === VERSION, fromCopy);
 
     // 2b before 2c.
-    fs.copyFileSync(library, path.join(co, 'npm', name));
+    placeLibrary(library, path.join(co, 'npm', name));
     check("with both, the checkout's dist/ build comes before the package's copy",
       rdt.getLoadablePath() === path.join(co, 'dist', name), rdt.getLoadablePath());
 
@@ -114,7 +121,7 @@ function main() {
     const lonely = require(placePackage(path.join(tmp, 'lonely', 'a')));
     const prefixLib = path.join(tmp, 'prefix', 'lib');
     fs.mkdirSync(prefixLib, { recursive: true });
-    fs.copyFileSync(library, path.join(prefixLib, name));
+    placeLibrary(library, path.join(prefixLib, name));
     lonely.installedDirs = () => [path.join(tmp, 'nowhere'), prefixLib];
     db = new Database(':memory:');
     const fromPrefix = lonely.load(db);
@@ -166,7 +173,7 @@ function main() {
 
     // npm pack ships the library: `make packages` copies it beside index.js and "files" lists it.
     const packDir = path.join(tmp, 'pack');
-    placePackage(packDir, library);
+    placePackage(packDir, library, true);
     let listed = [];
     try {
       const out = childProcess.execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'],

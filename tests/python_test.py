@@ -56,12 +56,19 @@ def import_copy(init_py, name):
     return module
 
 
+def place_library(library, path):
+    """The library at `path`, as a symbolic link: the dynamic loader knows a file it has loaded by
+    its inode, so the several places of these tests hold one library, not copies that one process
+    would load side by side (which an ASan build reports as an ODR violation)."""
+    os.symlink(library, path)
+
+
 def place_package(directory, library=None):
-    """directory/sqlite_rdt/__init__.py (a copy), with library copied in as rdt.so if given."""
+    """directory/sqlite_rdt/__init__.py (a copy), with the library in it as rdt.so if given."""
     os.makedirs(os.path.join(directory, "sqlite_rdt"))
     shutil.copy(PACKAGE, os.path.join(directory, "sqlite_rdt", "__init__.py"))
     if library:
-        shutil.copy(library, os.path.join(directory, "sqlite_rdt", os.path.basename(library)))
+        place_library(library, os.path.join(directory, "sqlite_rdt", os.path.basename(library)))
     return os.path.join(directory, "sqlite_rdt", "__init__.py")
 
 
@@ -110,7 +117,7 @@ def run(sqlite_rdt, library, tmp):
     co = os.path.join(tmp, "checkout")
     init = place_package(os.path.join(co, "python"))
     os.makedirs(os.path.join(co, "dist"))
-    shutil.copy(library, os.path.join(co, "dist", name))
+    place_library(library, os.path.join(co, "dist", name))
     m = import_copy(init, "sqlite_rdt_checkout")
     m._installed_dirs = lambda: []
     conn = sqlite3.connect(":memory:")
@@ -143,7 +150,7 @@ def run(sqlite_rdt, library, tmp):
           loaded == os.path.join(site, "sqlite_rdt", name) and version_of(conn) == VERSION, loaded)
 
     # 2b before 2c: in a checkout whose package also holds a (maybe stale) copy, dist/ wins.
-    shutil.copy(library, os.path.join(co, "python", "sqlite_rdt", name))
+    place_library(library, os.path.join(co, "python", "sqlite_rdt", name))
     m = import_copy(os.path.join(co, "python", "sqlite_rdt", "__init__.py"), "sqlite_rdt_both")
     check("with both, the checkout's dist/ build comes before the package's copy",
           m.loadable_path() == os.path.join(co, "dist", name), m.loadable_path())
@@ -152,7 +159,7 @@ def run(sqlite_rdt, library, tmp):
     lonely = place_package(os.path.join(tmp, "lonely", "a"))
     prefix_lib = os.path.join(tmp, "prefix", "lib")
     os.makedirs(prefix_lib)
-    shutil.copy(library, os.path.join(prefix_lib, name))
+    place_library(library, os.path.join(prefix_lib, name))
     m = import_copy(lonely, "sqlite_rdt_lonely")
     m._installed_dirs = lambda: [os.path.join(tmp, "nowhere"), prefix_lib]
     conn = sqlite3.connect(":memory:")
