@@ -211,6 +211,24 @@ def run(sqlite_rdt, library, tmp):
     check("... and it is a LoadError (one except clause catches every load failure)",
           isinstance(e, sqlite_rdt.LoadError) and isinstance(e, RuntimeError))
 
+    # 4 again, with a real interpreter that lacks extension loading when the machine has one
+    # (pyenv's python3 on PATH, say); the simulated connection above stands for it elsewhere.
+    other = shutil.which("python3")
+    probe = ("import sqlite3, sys; sys.path.insert(0, sys.argv[1]); import sqlite_rdt\n"
+             "if hasattr(sqlite3.Connection, 'enable_load_extension'): print('can load'); sys.exit()\n"
+             "try: sqlite_rdt.load(sqlite3.connect(':memory:'))\n"
+             "except sqlite_rdt.ExtensionLoadingUnavailable as e: print('unavailable:', e)")
+    answer = ""
+    if other and os.path.realpath(other) != os.path.realpath(sys.executable):
+        answer = subprocess.run([other, "-c", probe, os.path.dirname(os.path.dirname(PACKAGE))],
+                                env=plain_env(), capture_output=True, text=True).stdout
+    if answer.startswith("unavailable:"):
+        check("a real Python without extension loading (%s) gets ExtensionLoadingUnavailable naming "
+              "--enable-loadable-sqlite-extensions" % other,
+              "--enable-loadable-sqlite-extensions" in answer, answer)
+    else:
+        print("# (no Python without extension loading on this machine's PATH: the simulated one stands for it)")
+
     # 6: a library the system loader refuses: an rdt.so that needs a library which is missing, as
     # a machine without libsodium gives. SQLite's own message hides the cause; LoadError names it.
     stub = os.path.join(tmp, "stub")
