@@ -1103,6 +1103,66 @@ static void audit_private_tree(int broken) {
          k[0], k[1], PT_EVENTS, claimed, !broken);
 }
 
+/* ---- mechanism: private_tree's "auto" depth (private_tree.c, 3b) ---------
+** One numeric feature, 2 bins, 2 classes, eps 1: the count gets eps/20 and
+** D = floor(log2(n^ / 16)) (at least 1), so D >= 2 exactly when n^ >= 64.
+** Neighbours: 63 and 64 rows (all of class 0 at a = 0.2). Released: the
+** used depth, read from the payload; the event "D >= 2" moves by at most
+** the count's eps/20 (the rest of the model is released too, but only this
+** event is counted: the bound is checked against the whole claimed eps).
+** The broken twin draws the count with 10^4 times the eps the model records:
+** the depth is then nearly the exact count's, and the event's loss far
+** above eps. */
+static void audit_private_tree_depth(int broken) {
+  const char *opts = "{\"algorithm\": \"private_tree\", \"epsilon\": 1, \"bins\": 2, \"classes\": [0, 1], "
+                     "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  const rdt_learner *l = &rdt_learner_private_tree;
+  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
+                                 sizeof err)) {
+    check(0, "private_tree depth audit setup");
+    return;
+  }
+  double claimed = rdt_eps_to_double(c.eps);
+  rdt_eps loud = {c.eps.num / 20 * 10000};
+  double x[1] = {0.2};
+  long k[2][2] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "ptree-depth-broken" : "ptree-depth", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      for (int r = 0; r < 63 + side; r++) l->row(st, x, 0, 0);
+      ok = broken ? rdt_private_tree_finish_count_eps(st, &rng, loud) : l->finish(st, &rng);
+      rdt_bytes b = {0};
+      if (ok) l->encode(st, &b);
+      rdt_reader r = {b.p, b.n, 12, 0};
+      uint32_t used = rdt_read_u32(&r);
+      ok = ok && !b.oom && !r.bad && used >= 1 && used <= 8;
+      rdt_bytes_free(&b);
+      l->free(st);
+      k[side][0] += used >= 2;
+      k[side][1] += used < 2;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "private_tree depth audit: training or release failed");
+    return;
+  }
+  report(broken ? "private_tree auto depth from a count 10^4 times less noisy than claimed (broken twin)"
+                : "private_tree auto depth: the used depth, 63 vs 64 rows",
+         k[0], k[1], 2, claimed, !broken);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1141,6 +1201,8 @@ int main(void) {
   audit_boost(1);
   audit_private_tree(0);
   audit_private_tree(1);
+  audit_private_tree_depth(0);
+  audit_private_tree_depth(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }
