@@ -32,6 +32,14 @@ int rdt_train_configure(rdt_train_session *s, sqlite3 *db, const char *json, siz
 const rdt_schema *rdt_train_schema(const rdt_train_session *s);
 const char *rdt_train_label_name(const rdt_train_session *s);
 const char *rdt_train_ledger(const rdt_train_session *s);
+/* After step 1: the unit facts (unit.h: a unit column, private bounds; the
+** ledger is charged their eps_total), and the seed key (NULL: not seeded). */
+const rdt_unit *rdt_train_unit(const rdt_train_session *s);
+const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
+/* Between steps 1 and 3: a numeric feature's bounds, estimated privately
+** (bounds.h). 0 if the feature is not numeric or the bounds not finite
+** min < max. */
+int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
 /* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
 int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
 /* Step 3. */
