@@ -280,6 +280,10 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
     snprintf(err, en, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
     return 0;
   }
+  /* DiPriMe rounds its per-row eps down to what its queries spend; a release
+  ** with unit facts then states (and a ledger is charged) exactly that much. */
+  if (config->algorithm == RDT_ALGO_DIPRIME && rdt_unit_active(&config->unit))
+    config->unit.eps_total.num = config->unit.eps_bounds.num + (uint64_t)config->unit.max_rows * config->eps.num;
   if (config->ledger[0] && !config->is_private) {
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
