@@ -1843,6 +1843,24 @@ static void test_unit(void) {
     rdt_forest_free(&g);
   }
   size_t at = blob ? section_at(blob, size, "UNIT") : 0;
+  if (at) { /* hostile but re-checksummed bytes in and around UNIT: refused or decoded, never a crash */
+    unsigned char *m = malloc(size);
+    int survived = 0;
+    for (int i = 0; m && i < 2000; i++) {
+      memcpy(m, blob, size);
+      size_t where = at + rdt_rng_below(&rng, 16 + 8 * 3 + 4 + 4 + 7 + 4 + 8 + 8);
+      m[where] = (unsigned char)rdt_rng_u64(&rng);
+      crypto_generichash(m + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, m, size - RDT_CHECKSUM_BYTES, NULL, 0);
+      if (rdt_model_decode(m, size, &g, err, sizeof err)) {
+        survived += rdt_unit_check(&g.config.unit, g.config.eps, &g.schema);
+        rdt_forest_free(&g);
+      } else {
+        survived++;
+      }
+    }
+    check(m && survived == 2000, "unit: 2000 re-checksummed edits of the UNIT section are refused or decode consistent");
+    free(m);
+  }
   if (at) {
     blob[at + 16 + 3]++; /* eps_total, re-checksummed: the budgets no longer add up */
     crypto_generichash(blob + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, blob, size - RDT_CHECKSUM_BYTES, NULL, 0);
