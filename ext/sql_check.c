@@ -604,7 +604,10 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(err, sizeof err, "out of memory");
     goto done;
   }
-  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), &label_col, col, err, sizeof err))
+  /* a "privacy_unit" column is bound (so the query may carry it) and not checked as a feature */
+  int unit_col = -1;
+  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), rdt_train_unit(st->session)->column,
+                            &label_col, &unit_col, col, err, sizeof err))
     goto done;
   while (!st->oom && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);

@@ -280,6 +280,10 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
     snprintf(err, en, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
     return 0;
   }
+  /* DiPriMe rounds its per-row eps down to what its queries spend; a release
+  ** with unit facts then states (and a ledger is charged) exactly that much. */
+  if (config->algorithm == RDT_ALGO_DIPRIME && rdt_unit_active(&config->unit))
+    config->unit.eps_total.num = config->unit.eps_bounds.num + (uint64_t)config->unit.max_rows * config->eps.num;
   if (config->ledger[0] && !config->is_private) {
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
@@ -308,14 +312,50 @@ void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
   out->max_rows = c->algorithm == RDT_ALGO_DIPRIME ? c->max_rows : 0;
 }
 
+/* The ledger note's tail for a release with unit facts (unit.h). */
+static void unit_note(const rdt_unit *u, char *out, size_t n) {
+  size_t used = 0;
+  out[0] = 0;
+  if (u->column[0])
+    used = (size_t)snprintf(out, n, ", unit \"%.60s\" (at most %u rows each)", u->column, u->max_rows);
+  if (u->n_private && used < n)
+    snprintf(out + used, n - used, ", private bounds on %u features (epsilon %.6g)", u->n_private,
+             rdt_eps_to_double(u->eps_bounds));
+}
+
+const rdt_unit *rdt_train_unit(const rdt_train_session *s) { return s->learner ? &s->lcommon.unit : &s->config.unit; }
+
+const unsigned char *rdt_train_seed_key(const rdt_train_session *s) {
+  if (s->learner) return s->lcommon.seeded ? s->lcommon.seed_key : NULL;
+  return s->config.seeded ? s->config.seed_key : NULL;
+}
+
+int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max) {
+  if (s->built || feature >= s->schema.n_features || s->schema.features[feature].type != RDT_FEATURE_NUMERIC ||
+      !isfinite(min) || !isfinite(max) || !(min < max) || !isfinite(max - min))
+    return 0;
+  s->schema.features[feature].min = min;
+  s->schema.features[feature].max = max;
+  return 1;
+}
+
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
   const rdt_config *config = &st->config;
-  if (st->learner)
-    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, st->lcommon.eps, fn, st->learner->name, err, en);
+  /* With unit facts the ledger is charged the whole ε (unit.h); the model's
+  ** own eps is then its per-row share. */
+  const rdt_unit *u = rdt_train_unit(st);
+  char tail[160];
+  unit_note(u, tail, sizeof tail);
+  if (st->learner) {
+    char lnote[200];
+    snprintf(lnote, sizeof lnote, "%s%s", st->learner->name, tail);
+    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, rdt_unit_active(u) ? u->eps_total :
+                                                st->lcommon.eps, fn, lnote, err, en);
+  }
   if (!config->ledger[0]) return 1;
   /* The note states what is known before the rows: an automatic depth is
   ** the largest the trees may keep. */
-  char note[200];
+  char note[400];
   if (config->trees_auto)
     snprintf(note, sizeof note, "%s, trees chosen from the structure (%u at most), depth %u", algorithm_note(config),
              config->trees, config->depth);
@@ -326,7 +366,10 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
     snprintf(note, sizeof note, "%s, trees and depth chosen from the public rows", algorithm_note(config));
   else
     snprintf(note, sizeof note, "%s, %u trees, depth %u", algorithm_note(config), config->trees, config->depth);
-  return rdt_ledger_charge(db, conn, config->ledger, config->eps, fn, note, err, en);
+  size_t used = strlen(note);
+  snprintf(note + used, sizeof note - used, "%s", tail);
+  return rdt_ledger_charge(db, conn, config->ledger, rdt_unit_active(u) ? u->eps_total : config->eps, fn, note, err,
+                           en);
 }
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
@@ -605,6 +648,12 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
              "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
              rdt_train_schema(a->session)->n_features, argc - 2);
     agg_error(ctx, a, err);
+    return 0;
+  }
+  if (rdt_unit_active(rdt_train_unit(a->session))) { /* they need the query form: sorting, a second pass */
+    agg_error(ctx, a, "\"privacy_unit\" and \"bounds\": \"private\" need rdt_fit(options, query): a unit's rows "
+                      "are bounded after sorting the query by unit, and private bounds read the rows once more before "
+                      "training");
     return 0;
   }
   if (rdt_train_ledger(a->session)[0]) { /* Contract item 5 */

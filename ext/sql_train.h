@@ -42,6 +42,14 @@ typedef struct rdt_train_facts {
   uint64_t max_rows;              /* DiPriMe: the kept rows it samples down to; 0: no sampling */
 } rdt_train_facts;
 void rdt_train_get_facts(const rdt_train_session *s, rdt_train_facts *out);
+/* After step 1: the unit facts (unit.h: a unit column, private bounds; the
+** ledger is charged their eps_total), and the seed key (NULL: not seeded). */
+const rdt_unit *rdt_train_unit(const rdt_train_session *s);
+const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
+/* Between steps 1 and 3: a numeric feature's bounds, estimated privately
+** (bounds.h). 0 if the feature is not numeric or the bounds not finite
+** min < max. */
+int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
 /* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
 int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
 /* Step 3. */
@@ -54,9 +62,10 @@ unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, s
 
 /* rdt_fit's query (sql_fit.c), shared with rdt_check: the one read-only
 ** statement of arg (NULL with err), and its result columns bound by name to
-** the label (*label_col) and the features (col[j]); 0 with err. */
+** the label (*label_col), the features (col[j]) and the unit column
+** (*unit_col; unit "": none, -1); 0 with err. */
 sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en);
-int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
-                         char *err, size_t en);
+int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, const char *unit, int *label_col,
+                         int *unit_col, int *col, char *err, size_t en);
 
 #endif

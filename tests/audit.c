@@ -31,6 +31,7 @@
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/tree_selection.h"
+#include "core/unit.h"
 
 #define SAMPLES 100000
 #define ALPHA 1e-6
@@ -1163,6 +1164,71 @@ static void audit_private_tree_depth(int broken) {
          k[0], k[1], 2, claimed, !broken);
 }
 
+/* ---- the privacy unit: contribution bounding + group privacy (unit.h) ---
+** Neighbours differ by one whole unit: D has units A (2 rows) and B (5 rows),
+** D' adds unit V (6 rows: 3 at x = 0.9, 3 at x = 0.1, all class 1). Rows pass
+** through the unit bound (k = 3: a random 3 of B's and of V's rows are kept,
+** fresh coins every run) into an RDT forest of 1 tree whose options claim
+** eps 1 for the unit, so the forest runs with eps 1/3 per row. Released: the
+** leaf counters; events on the class-1 counters of the leaves of 0.9 and
+** 0.1. V moves their sum by exactly 3: the loss is 1, tight. Broken twins:
+** no cap (V's 6 rows all counted: loss 2), and the cap without dividing eps
+** (noise for eps 1 per row: loss 3). */
+static const char *UNIT_OPTS =
+    "{\"epsilon\": 1, \"trees\": 1, \"depth\": 1, \"seed\": 5, \"privacy_unit\": \"u\", \"max_rows_per_unit\": 3,"
+    " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+#define UNIT_EVENTS 6
+
+static void audit_unit(int broken) { /* 0: as built; 1: no cap; 2: eps not divided by the cap */
+  rdt_forest f;
+  if (!forest_from_options(UNIT_OPTS, &f)) {
+    check(0, "privacy unit audit setup");
+    rdt_forest_free(&f);
+    return;
+  }
+  double claimed = rdt_eps_to_double(f.config.unit.eps_total);
+  if (broken == 2) f.config.eps = f.config.unit.eps_total;
+  uint64_t k = broken == 1 ? 1000 : f.config.unit.max_rows;
+  static const double ux[3][6] = {{0.1, 0.9}, {0.1, 0.9, 0.9, 0.1, 0.5}, {0.9, 0.9, 0.9, 0.1, 0.1, 0.1}};
+  static const uint32_t uc[3][6] = {{0, 1}, {1, 0, 1, 1, 0}, {1, 1, 1, 1, 1, 1}};
+  static const uint64_t un[3] = {2, 5, 6};
+  double hi = 0.9, lo = 0.1;
+  uint32_t C = f.schema.n_classes, l9 = rdt_forest_leaf(&f, 0, &hi), l1 = rdt_forest_leaf(&f, 0, &lo);
+  size_t nc = (size_t)f.n_leaves * C;
+  long ev[2][UNIT_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken == 1 ? "unit-nocap" : broken == 2 ? "unit-undivided" : "unit", 0);
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      memset(f.counts, 0, nc * sizeof *f.counts);
+      unsigned char key[RDT_RNG_KEYBYTES];
+      rdt_rng_bytes(&rng, key, sizeof key);
+      rdt_unit_bound b;
+      rdt_unit_bound_init(&b, k, key, "audit");
+      for (int u = 0; u < 2 + side; u++)
+        for (uint64_t r = 0; r < un[u]; r++)
+          if (rdt_unit_bound_row(&b, r + 1, un[u]) == 1) rdt_forest_train_row(&f, &ux[u][r], uc[u][r]);
+      rdt_unit_bound_clear(&b);
+      rdt_forest_add_noise(&f, &rng);
+      int64_t a = f.counts[(size_t)l9 * C + 1], c = f.counts[(size_t)l1 * C + 1];
+      int64_t s = l9 == l1 ? a : a + c;
+      long *e = ev[side];
+      e[0] += s >= 4;
+      e[1] += s >= 6;
+      e[2] += s >= 8;
+      e[3] += s <= 2;
+      e[4] += a >= 4;
+      e[5] += s >= 10;
+    }
+  }
+  rdt_rng_clear(&rng);
+  report(broken == 1   ? "privacy unit without the cap (a unit's 6 rows all counted): broken twin"
+         : broken == 2 ? "privacy unit capped but eps not divided by the cap: broken twin"
+                       : "privacy unit (k = 3): 7 rows in 2 units vs a third unit of 6 rows, RDT at eps/k per row",
+         ev[0], ev[1], UNIT_EVENTS, claimed, !broken);
+  rdt_forest_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1203,6 +1269,9 @@ int main(void) {
   audit_private_tree(1);
   audit_private_tree_depth(0);
   audit_private_tree_depth(1);
+  audit_unit(0);
+  audit_unit(1);
+  audit_unit(2);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -23,6 +23,7 @@
 #include "noise.h"
 #include "rng.h"
 #include "schema.h"
+#include "unit.h"
 
 #define RDT_MAX_TREES 1024
 #define RDT_MAX_DEPTH 30
@@ -141,6 +142,9 @@ typedef struct rdt_config {
   uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
+  /* The privacy unit and private bounds (unit.h): with them, eps above is
+  ** the model's per-row share and unit.eps_total the whole release's ε. */
+  rdt_unit unit;
 } rdt_config;
 
 struct rdt_matrix;
