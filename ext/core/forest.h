@@ -19,6 +19,7 @@
 #define RDT_FOREST_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "noise.h"
 #include "rng.h"
@@ -104,6 +105,32 @@ typedef struct rdt_split {
   uint32_t feature;
 } rdt_split;
 
+/* A node prepared for the mixed walk, when every categorical split is on a
+** feature of at most 64 codes: a row goes LEFT iff x < hi and bit
+** rdt_mixed_code(x) of mask is set. Numeric threshold t: hi = t, mask all
+** ones; categorical (one code or a subset): hi = +inf, mask = the codes that
+** go left; no split: hi = +inf, mask all ones. One test for both kinds, no
+** branch on the node's kind: a categorical feature costs a numeric one's
+** walk (24 bytes a node, so depth-10 trees still fit in L1). */
+typedef struct rdt_msplit {
+  double hi;
+  uint64_t mask;
+  uint32_t feature;
+} rdt_msplit;
+
+/* The code of a cleaned value for the mixed walk: x itself for a
+** categorical value (an integer code below 64); some value in [0, 63] for a
+** numeric one, whose node mask is all ones. Branch-free and defined for
+** every finite x: adding 2^52 puts an integer in [0, 2^52) in the low bits
+** of the mantissa, and the low 6 bits are kept (no float-to-int conversion,
+** which is undefined out of range). */
+static inline uint32_t rdt_mixed_code(double x) {
+  double y = x + 0x1p52;
+  uint64_t bits;
+  memcpy(&bits, &y, sizeof bits);
+  return (uint32_t)bits & 63;
+}
+
 typedef struct rdt_config {
   rdt_algorithm algorithm;
   int is_private;          /* 0: epsilon null, exact counts */
@@ -153,7 +180,8 @@ typedef struct rdt_forest {
   uint32_t n_internal;       /* per tree: 2^depth - 1, heap order */
   uint32_t n_leaves;         /* per tree: 2^depth */
   rdt_node *nodes;           /* trees * n_internal */
-  rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
+  rdt_split *splits;         /* the same nodes prepared (rdt_forest_index), NUMERIC/INTERVAL/GENERIC walks */
+  rdt_msplit *msplits;       /* ... or prepared for the MIXED walk (then splits is NULL) */
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   double *cols;              /* training scratch: one group of rows, column-major (RDT training only) */
   int64_t *counts;           /* trees * n_leaves * n_classes (matrix: all leaves * n_classes) */
@@ -177,7 +205,8 @@ typedef struct rdt_forest {
 
 #define RDT_WALK_NUMERIC 1   /* numeric splits only: x < hi */
 #define RDT_WALK_INTERVAL 2  /* no subset split: lo <= x < hi */
-#define RDT_WALK_GENERIC 3   /* subset splits: test each node by its kind */
+#define RDT_WALK_GENERIC 3   /* subset splits on features of more than 64 codes: test each node by its kind */
+#define RDT_WALK_MIXED 4     /* categorical splits on features of at most 64 codes: rdt_msplit */
 
 #define RDT_TRAIN_CHUNK 256 /* rows walked together by rdt_forest_train_batch */
 
@@ -241,7 +270,8 @@ static inline double rdt_numeric_clean(const rdt_feature *ft, double x, int miss
   return x;
 }
 
-/* Derive f->splits from f->nodes. Returns 0 on allocation failure. */
+/* Derive f->splits or f->msplits (and f->walk_mode) from f->nodes.
+** Returns 0 on allocation failure. */
 int rdt_forest_index(rdt_forest *f);
 /* Leaves of the whole forest (all trees). */
 uint64_t rdt_forest_total_leaves(const rdt_forest *f);
