@@ -3,6 +3,7 @@
 
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ typedef struct {
   uint32_t path_len;
   uint32_t *cand;     /* scratch: splittable features */
   uint32_t *codes;    /* scratch: reachable codes of one feature */
+  int stopped;        /* the caller's cancel stopped the draw */
 } builder;
 
 /* Codes of categorical feature j (its values and `other`) that rows can
@@ -97,7 +99,12 @@ uint64_t rdt_subset_separating_mask(rdt_rng *rng, const uint32_t *codes, uint32_
 
 static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) {
   rdt_forest *f = b->f;
-  if (level == f->config.depth) return;
+  if (level == f->config.depth || b->stopped) return;
+  /* One unit a node (cancel.h): a node costs a fraction of a noise draw. */
+  if (rdt_cancel_poll(f->config.cancel, 1)) {
+    b->stopped = 1;
+    return;
+  }
   rdt_node *node = &f->nodes[(size_t)tree * f->n_internal + idx];
   uint32_t nc = 0;
   int global = f->config.splits == RDT_SPLITS_GLOBAL;
@@ -156,7 +163,7 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
   for (uint32_t j = 0; j < nf; j++)
     if (f->schema.features[j].type == RDT_FEATURE_CATEGORICAL && f->schema.features[j].n_values + 1 > max_codes)
       max_codes = f->schema.features[j].n_values + 1;
-  builder b = {f, rng, NULL, NULL, NULL, 0, NULL, NULL};
+  builder b = {f, rng, NULL, NULL, NULL, 0, NULL, NULL, 0};
   b.lo = malloc(nf * sizeof *b.lo);
   b.hi = malloc(nf * sizeof *b.hi);
   b.cand = malloc(nf * sizeof *b.cand);
@@ -172,6 +179,10 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
       b.path_len = 0;
       build_node(&b, t, 0, 0);
     }
+  }
+  if (b.stopped) {
+    snprintf(f->error, sizeof f->error, "stopped while drawing the trees (interrupted)");
+    ok = 0;
   }
   free(b.lo);
   free(b.hi);
@@ -280,10 +291,12 @@ int rdt_forest_index(rdt_forest *f) {
     fits &= mixed_walk_fits(f, nd);
   }
   f->walk_mode = !categorical ? RDT_WALK_NUMERIC : fits ? RDT_WALK_MIXED : subset ? RDT_WALK_GENERIC : RDT_WALK_INTERVAL;
+  rdt_cancel *cancel = f->config.cancel; /* a unit per 16 nodes (cancel.h); NULL for a decoded model */
   if (f->walk_mode == RDT_WALK_MIXED) {
     f->msplits = malloc((n + 1) * sizeof *f->msplits);
     if (!f->msplits) return 0;
     for (size_t i = 0; i < n; i++) {
+      if ((i & 15) == 0 && rdt_cancel_poll(cancel, 1)) return 0;
       const rdt_node *nd = &f->nodes[i];
       rdt_msplit *sp = &f->msplits[i];
       sp->feature = nd->feature;
@@ -307,6 +320,7 @@ int rdt_forest_index(rdt_forest *f) {
   f->splits = malloc((n + 1) * sizeof *f->splits);
   if (!f->splits) return 0;
   for (size_t i = 0; i < n; i++) {
+    if ((i & 15) == 0 && rdt_cancel_poll(cancel, 1)) return 0;
     const rdt_node *nd = &f->nodes[i];
     rdt_split *sp = &f->splits[i];
     sp->feature = nd->feature;
@@ -540,7 +554,10 @@ int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   ** No parameters, no noise, no release: fail closed. */
   if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return 0;
   size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
-  for (size_t i = 0; i < n; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  for (size_t i = 0; i < n; i++) {
+    if (rdt_cancel_poll(f->config.cancel, 1)) return 0; /* the caller releases nothing (cancel.h) */
+    f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  }
   return 1;
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "noise.h"
 #include "rng.h"
 #include "schema.h"
@@ -166,6 +167,10 @@ typedef struct rdt_config {
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
   uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */
+  /* The caller's stop request (cancel.h), polled while the structure is
+  ** drawn, the noise added and the model encoded; NULL: never. Set by the
+  ** trainer, not an option, not stored in the model. */
+  rdt_cancel *cancel;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
 } rdt_config;
@@ -255,7 +260,8 @@ int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *co
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
 ** Returns 0 on failure (forest left freeable) with f->error set, or empty
-** for an allocation failure. */
+** for an allocation failure; config->cancel can stop the draw (then
+** f->error says so). */
 int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config);
 void rdt_forest_free(rdt_forest *f);
 
@@ -271,7 +277,7 @@ static inline double rdt_numeric_clean(const rdt_feature *ft, double x, int miss
 }
 
 /* Derive f->splits or f->msplits (and f->walk_mode) from f->nodes.
-** Returns 0 on allocation failure. */
+** Returns 0 on allocation failure or when config.cancel stops it. */
 int rdt_forest_index(rdt_forest *f);
 /* Leaves of the whole forest (all trees). */
 uint64_t rdt_forest_total_leaves(const rdt_forest *f);
@@ -287,7 +293,8 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
 ** eps_leaves = eps - eps_count. Returns 0, adding nothing, if the noise
-** parameters cannot be set up: the caller must then release nothing. */
+** parameters cannot be set up, and 0 with part of the noise added if
+** config.cancel stops it: the caller must then release nothing. */
 int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
 /* Depth for a row count, from public facts only:
 ** round(log2(8 * rows * eps_leaves / (trees * max(classes, 2)))), i.e.
