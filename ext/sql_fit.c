@@ -115,7 +115,8 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT || !sqlite3_value_text(argv[0])) {
-    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT%s",
+             rdt_sql_blob_hint(argv[0], 0));
     goto done;
   }
   if (!rdt_train_configure(s, db, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
@@ -149,8 +150,12 @@ done:
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
+  /* Interrupted while drawing the trees, adding the noise or encoding
+  ** (sql_cancel.h): nothing was released, the charge stands. */
+  int interrupted = !blob && rdt_train_interrupted(s, ctx);
   rdt_train_session_free(s);
   if (blob) sqlite3_result_blob64(ctx, blob, size, free);
+  else if (interrupted) return;
   else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
   else rdt_sql_error(ctx, "rdt_fit", err);
 }
@@ -173,7 +178,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
   o->quantile_a = RDT_QUANTILE_ONE / 2;
   o->cells = QUANTILE_DEFAULT_CELLS;
   if (sqlite3_value_type(v) != SQLITE_TEXT || !sqlite3_value_text(v)) {
-    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT%s", rdt_sql_blob_hint(v, 0));
     return 0;
   }
   char jerr[128];

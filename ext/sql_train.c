@@ -33,6 +33,7 @@
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
+#include "sql_cancel.h"
 #include "sql_train.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
@@ -69,6 +70,9 @@ struct rdt_train_session {
   double *lx;                /* one cleaned row */
   char lledger[129];
   char llabel[RDT_MAX_NAME + 1];
+  /* sqlite3_interrupt() and the progress handler while the structure is
+  ** drawn, the noise added and the model encoded (sql_cancel.h). */
+  rdt_sql_cancel cancel;
 };
 
 typedef struct rdt_train_session train_state;
@@ -310,6 +314,8 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   rdt_config *config = &st->config;
+  rdt_sql_cancel_init(&st->cancel, db);
+  config->cancel = &st->cancel.core;
   if (st->learner) {
     err[0] = 0;
     st->lstate = st->learner->start(st->lopts, &st->schema, &st->lcommon, err, en);
@@ -446,8 +452,13 @@ int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **f
   return 1;
 }
 
+int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
+  return s && rdt_sql_cancel_report(&s->cancel, ctx);
+}
+
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
+  rdt_sql_cancel_free(&st->cancel);
   if (st->learner) { /* the learner wipes its own state */
     if (st->lstate) st->learner->free(st->lstate);
     if (st->lx) sodium_memzero(st->lx, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
@@ -499,7 +510,11 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
   m.state = st->lstate;
   m.schema = st->schema; /* borrowed: the session frees it */
   m.common = st->lcommon;
-  int released = st->learner->finish(st->lstate, &noise);
+  /* A learner's own finishing step (ext/core/learners/) does not poll:
+  ** the stop request is asked for before it and after it, and an
+  ** interrupted finish releases nothing. */
+  int released = !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS) && st->learner->finish(st->lstate, &noise) &&
+                 !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS);
   rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
   rdt_rng_clear(&noise);
   unsigned char *blob = released ? rdt_learned_encode(&m, size) : NULL;
@@ -565,7 +580,9 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     return 0;
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-    agg_error(ctx, a, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT%s",
+             rdt_sql_blob_hint(argv[0], 1));
+    agg_error(ctx, a, err);
     return 0;
   }
   const char *json = (const char *)sqlite3_value_text(argv[0]);
@@ -592,7 +609,8 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     return 0;
   }
   if (!rdt_train_build(a->session, db, err, sizeof err)) {
-    agg_error(ctx, a, err);
+    if (rdt_train_interrupted(a->session, ctx)) a->failed = 1;
+    else agg_error(ctx, a, err);
     return 0;
   }
   return 1;
@@ -624,7 +642,7 @@ void rdt_train_final(sqlite3_context *ctx) {
     size_t size = 0;
     unsigned char *blob = rdt_train_finish(a->session, &size, err, sizeof err);
     if (blob) sqlite3_result_blob64(ctx, blob, size, free);
-    else rdt_sql_error(ctx, "rdt_train", err);
+    else if (!rdt_train_interrupted(a->session, ctx)) rdt_sql_error(ctx, "rdt_train", err);
   }
   rdt_train_session_free(a->session);
   a->session = NULL;
