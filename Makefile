@@ -58,9 +58,15 @@ build/test_boost: tests/test_boost.c tests/check.h $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
+# Long work: interrupts, the progress handler, options read once, the mixed
+# walk. Linked with the SQL binding built in (-DSQLITE_CORE) and the system SQLite.
+build/test_long_work: tests/test_long_work.c tests/check.h $(CORE_SRC) $(SQL_SRC) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE -o $@ tests/test_long_work.c $(CORE_SRC) $(SQL_SRC) $(SQLITE_LIBS) $(SODIUM_LIBS) -lm
+
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/test_learners build/test_boost build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
+test: $(EXT) build/test_core build/test_learners build/test_boost build/test_long_work build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -72,10 +78,11 @@ test-asan:
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DRDT_COUNT_WORK -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_learners tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_boost tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DSQLITE_CORE -o build/asan/test_long_work tests/test_long_work.c $(CORE_SRC) $(SQL_SRC) $(SQLITE_LIBS) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
-	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_AUDIT=build/asan/audit \
+	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_TEST_LONG_WORK=build/asan/test_long_work RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
 	  bash tests/run_all.sh
 
