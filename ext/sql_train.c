@@ -530,9 +530,17 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
 unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
   if (st->learner) return learner_finish(st, size, err, en);
   rdt_forest *f = &st->forest;
-  if (st->pending) count_buffered(st);
-  rdt_train_worker_free(st->worker); /* waits until every row is counted */
+  /* One question before the last rows are counted: an interrupt during the
+  ** row pass (or the statement's cleanup after one, which still calls this)
+  ** must not wait for the worker to walk its buffers through large trees. */
+  if (rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) rdt_train_worker_abandon(st->worker);
+  else if (st->pending) count_buffered(st);
+  rdt_train_worker_free(st->worker); /* waits until every row is counted, or abandoned */
   st->worker = NULL;
+  if (rdt_cancel_stopped(&st->cancel.core)) {
+    snprintf(err, en, "interrupted; nothing was released");
+    return NULL;
+  }
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
   int released = 1;

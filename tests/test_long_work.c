@@ -7,7 +7,8 @@
 **   1. cancel.h: NULL never stops, questions every RDT_CANCEL_UNITS units, a
 **      stop is latched; drawing the trees, the noise and the encoding stop at
 **      a question; a cancel that never stops changes no byte of the model;
-**      the questions asked depend on the configuration, not on the rows.
+**      the questions asked depend on the configuration, not on the rows; an
+**      abandoned training worker counts nothing more.
 **   2. The mixed walk (RDT_WALK_MIXED) counts exactly what the node-by-node
 **      walk counts, for subset and one-code splits, codes up to 63, `other`,
 **      and numeric values anywhere in their bounds; 64 codes fall back.
@@ -34,6 +35,7 @@
 #include "core/diprime.h"
 #include "core/model.h"
 #include "core/options.h"
+#include "core/train_worker.h"
 #include "rdt.h"
 
 /* ---- 1. the core's questions ------------------------------------------- */
@@ -211,6 +213,50 @@ static void test_cancel_core(void) {
     rdt_forest_free(&f);
   }
   check(dq[0] > 0 && dq[0] == dq[1], "cancel: DiPriMe asks the same questions for 10 and 2000 rows");
+}
+
+/* An abandoned worker counts nothing more (train_worker.h, Contract 6); its
+** buffer is sized so that one hand-over stays a few milliseconds of walks. */
+static void test_worker_abandon(void) {
+  rdt_forest f, g;
+  int ok_f = forest_with(&f, BIG, NULL), ok_g = forest_with(&g, BIG, NULL);
+  rdt_train_worker *w = ok_f ? rdt_train_worker_start(&f) : NULL;
+  rdt_train_worker *v = ok_g ? rdt_train_worker_start(&g) : NULL;
+  check(w && v && rdt_train_worker_capacity(w) == 10752,
+        "worker: a buffer holds at most 2^20 node visits in whole walk chunks (8 trees of depth 12: 10,752 rows)");
+  if (!w || !v) {
+    rdt_train_worker_free(w);
+    rdt_train_worker_free(v);
+    if (ok_f) rdt_forest_free(&f);
+    if (ok_g) rdt_forest_free(&g);
+    return;
+  }
+  uint32_t cap = rdt_train_worker_capacity(w);
+  rdt_train_worker *both[2] = {w, v};
+  for (int k = 0; k < 2; k++) {
+    if (k == 0) rdt_train_worker_abandon(w); /* before the rows: none may be counted */
+    for (int round = 0; round < 3; round++) {
+      for (uint32_t i = 0; i < cap; i++) {
+        double *x = rdt_train_worker_rows(both[k]) + (size_t)i * 2;
+        x[0] = (i % 97) / 97.0;
+        x[1] = (double)(i % 4);
+        rdt_train_worker_classes(both[k])[i] = i % 2;
+      }
+      rdt_train_worker_submit(both[k], cap);
+    }
+  }
+  rdt_train_worker_abandon(NULL);
+  rdt_train_worker_free(w);
+  rdt_train_worker_free(v);
+  int64_t counted_f = 0, counted_g = 0;
+  for (size_t i = 0; i < (size_t)f.config.trees * f.n_leaves * 2; i++) {
+    counted_f += f.counts[i];
+    counted_g += g.counts[i];
+  }
+  check(counted_f == 0 && counted_g == (int64_t)3 * cap * f.config.trees,
+        "worker: abandoned, it counts no row handed over after; not abandoned, every row in every tree");
+  rdt_forest_free(&f);
+  rdt_forest_free(&g);
 }
 
 /* ---- 2. the mixed walk ---------------------------------------------------- */
@@ -556,6 +602,7 @@ int main(void) {
     return 1;
   }
   test_cancel_core();
+  test_worker_abandon();
   test_mixed_walk();
   test_sql_interrupt(dir);
   test_options_once();
