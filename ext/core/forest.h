@@ -111,8 +111,9 @@ typedef struct rdt_split {
 ** rdt_mixed_code(x) of mask is set. Numeric threshold t: hi = t, mask all
 ** ones; categorical (one code or a subset): hi = +inf, mask = the codes that
 ** go left; no split: hi = +inf, mask all ones. One test for both kinds, no
-** branch on the node's kind: a categorical feature costs a numeric one's
-** walk (24 bytes a node, so depth-10 trees still fit in L1). */
+** branch on the node's kind, so one categorical feature no longer sends the
+** whole forest to the generic walk (24 bytes a node: depth-10 trees still
+** fit in L1). */
 typedef struct rdt_msplit {
   double hi;
   uint64_t mask;
@@ -122,7 +123,7 @@ typedef struct rdt_msplit {
 /* The code of a cleaned value for the mixed walk: x itself for a
 ** categorical value (an integer code below 64); some value in [0, 63] for a
 ** numeric one, whose node mask is all ones. Branch-free and defined for
-** every finite x: adding 2^52 puts an integer in [0, 2^52) in the low bits
+** every double: adding 2^52 puts an integer in [0, 2^52) in the low bits
 ** of the mantissa, and the low 6 bits are kept (no float-to-int conversion,
 ** which is undefined out of range). */
 static inline uint32_t rdt_mixed_code(double x) {
