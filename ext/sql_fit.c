@@ -18,6 +18,8 @@
 **      only column.
 **   5. Row values follow the data-independent rules of sql/reference.md;
 **      they never cause an error.
+** An interrupt (sql_cancel.h) stops it like an error: nothing is released
+** and a committed charge stands.
 ** Residual channel: the query is the caller's. One that fails while it runs
 ** (an integer overflow on some row, say) fails after the charge; whether it
 ** fails can depend on the rows. The charge stands, and a caller who can run

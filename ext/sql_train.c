@@ -18,6 +18,11 @@
 **      input is an error, which reveals emptiness (and with GROUP BY the
 **      groups) for free. So the aggregate refuses "ledger": charged training
 **      goes through rdt_fit (sql_fit.c), which sees its options first.
+**   6. sqlite3_interrupt() and the progress handler reach the steps that run
+**      in C after the rows (and the structure's draw before them) through
+**      sql_cancel.h: a training stopped there fails with SQLITE_INTERRUPT,
+**      releases nothing and wipes its state like any failure; the rows the
+**      training thread has not counted yet are dropped (train_worker.h).
 */
 #include <math.h>
 #include <sodium.h>
