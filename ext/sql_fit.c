@@ -25,6 +25,8 @@
 **   7. With "bounds": "private" (rdt_fit), the query runs twice after the
 **      charge: once for the private bounds (bounds.h, their share of ε),
 **      then for the model, built on those bounds.
+** An interrupt (sql_cancel.h) stops it like an error: nothing is released
+** and a committed charge stands.
 ** Residual channel: the query is the caller's. One that fails while it runs
 ** (an integer overflow on some row, say) fails after the charge; whether it
 ** fails can depend on the rows. The charge stands, and a caller who can run
@@ -175,7 +177,8 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT || !sqlite3_value_text(argv[0])) {
-    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT%s",
+             rdt_sql_blob_hint(argv[0], 0));
     goto done;
   }
   if (!rdt_train_configure(s, db, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
@@ -216,8 +219,12 @@ done:
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
+  /* Interrupted while drawing the trees, adding the noise or encoding
+  ** (sql_cancel.h): nothing was released, the charge stands. */
+  int interrupted = !blob && rdt_train_interrupted(s, ctx);
   rdt_train_session_free(s);
   if (blob) sqlite3_result_blob64(ctx, blob, size, free);
+  else if (interrupted) return;
   else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
   else rdt_sql_error(ctx, "rdt_fit", err);
 }
@@ -243,7 +250,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
   o->quantile_a = RDT_QUANTILE_ONE / 2;
   o->cells = QUANTILE_DEFAULT_CELLS;
   if (sqlite3_value_type(v) != SQLITE_TEXT || !sqlite3_value_text(v)) {
-    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT%s", rdt_sql_blob_hint(v, 0));
     return 0;
   }
   char jerr[128];

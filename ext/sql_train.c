@@ -18,6 +18,11 @@
 **      input is an error, which reveals emptiness (and with GROUP BY the
 **      groups) for free. So the aggregate refuses "ledger": charged training
 **      goes through rdt_fit (sql_fit.c), which sees its options first.
+**   6. sqlite3_interrupt() and the progress handler reach the steps that run
+**      in C after the rows (and the structure's draw before them) through
+**      sql_cancel.h: a training stopped there fails with SQLITE_INTERRUPT,
+**      releases nothing and wipes its state like any failure; the rows the
+**      training thread has not counted yet are dropped (train_worker.h).
 */
 #include <math.h>
 #include <sodium.h>
@@ -33,6 +38,7 @@
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
+#include "sql_cancel.h"
 #include "sql_train.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
@@ -69,6 +75,9 @@ struct rdt_train_session {
   double *lx;                /* one cleaned row */
   char lledger[129];
   char llabel[RDT_MAX_NAME + 1];
+  /* sqlite3_interrupt() and the progress handler while the structure is
+  ** drawn, the noise added and the model encoded (sql_cancel.h). */
+  rdt_sql_cancel cancel;
 };
 
 typedef struct rdt_train_session train_state;
@@ -374,6 +383,8 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   rdt_config *config = &st->config;
+  rdt_sql_cancel_init(&st->cancel, db);
+  config->cancel = &st->cancel.core;
   if (st->learner) {
     err[0] = 0;
     st->lstate = st->learner->start(st->lopts, &st->schema, &st->lcommon, err, en);
@@ -510,8 +521,13 @@ int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **f
   return 1;
 }
 
+int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
+  return s && rdt_sql_cancel_report(&s->cancel, ctx);
+}
+
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
+  rdt_sql_cancel_free(&st->cancel);
   if (st->learner) { /* the learner wipes its own state */
     if (st->lstate) st->learner->free(st->lstate);
     if (st->lx) sodium_memzero(st->lx, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
@@ -563,7 +579,11 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
   m.state = st->lstate;
   m.schema = st->schema; /* borrowed: the session frees it */
   m.common = st->lcommon;
-  int released = st->learner->finish(st->lstate, &noise);
+  /* A learner's own finishing step (ext/core/learners/) does not poll:
+  ** the stop request is asked for before it and after it, and an
+  ** interrupted finish releases nothing. */
+  int released = !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS) && st->learner->finish(st->lstate, &noise) &&
+                 !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS);
   rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
   rdt_rng_clear(&noise);
   unsigned char *blob = released ? rdt_learned_encode(&m, size) : NULL;
@@ -579,9 +599,17 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
 unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
   if (st->learner) return learner_finish(st, size, err, en);
   rdt_forest *f = &st->forest;
-  if (st->pending) count_buffered(st);
-  rdt_train_worker_free(st->worker); /* waits until every row is counted */
+  /* One question before the last rows are counted: an interrupt during the
+  ** row pass (or the statement's cleanup after one, which still calls this)
+  ** must not wait for the worker to walk its buffers through large trees. */
+  if (rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) rdt_train_worker_abandon(st->worker);
+  else if (st->pending) count_buffered(st);
+  rdt_train_worker_free(st->worker); /* waits until every row is counted, or abandoned */
   st->worker = NULL;
+  if (rdt_cancel_stopped(&st->cancel.core)) {
+    snprintf(err, en, "interrupted; nothing was released");
+    return NULL;
+  }
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
   int released = 1;
@@ -629,7 +657,9 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     return 0;
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-    agg_error(ctx, a, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT%s",
+             rdt_sql_blob_hint(argv[0], 1));
+    agg_error(ctx, a, err);
     return 0;
   }
   const char *json = (const char *)sqlite3_value_text(argv[0]);
@@ -662,7 +692,8 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     return 0;
   }
   if (!rdt_train_build(a->session, db, err, sizeof err)) {
-    agg_error(ctx, a, err);
+    if (rdt_train_interrupted(a->session, ctx)) a->failed = 1;
+    else agg_error(ctx, a, err);
     return 0;
   }
   return 1;
@@ -694,7 +725,7 @@ void rdt_train_final(sqlite3_context *ctx) {
     size_t size = 0;
     unsigned char *blob = rdt_train_finish(a->session, &size, err, sizeof err);
     if (blob) sqlite3_result_blob64(ctx, blob, size, free);
-    else rdt_sql_error(ctx, "rdt_train", err);
+    else if (!rdt_train_interrupted(a->session, ctx)) rdt_sql_error(ctx, "rdt_train", err);
   }
   rdt_train_session_free(a->session);
   a->session = NULL;

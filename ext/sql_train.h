@@ -12,6 +12,9 @@
 **      (the data-independent rules of sql/reference.md).
 **   5. finish: the noise is added (failing closed: no noise, no model), the
 **      model encoded, and every private intermediate wiped.
+** Steps 3 and 5 can run for seconds in C; sqlite3_interrupt() and the
+** progress handler reach them (sql_cancel.h), and a stopped step fails
+** like any other: nothing is released.
 ** rdt_train_session_free wipes and frees at any point.
 */
 #ifndef RDT_SQL_TRAIN_H
@@ -59,6 +62,10 @@ int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
 /* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
 unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* After a failed step 3 or 5: whether sqlite3_interrupt() or the progress
+** handler stopped it (sql_cancel.h); then ctx gets SQLITE_INTERRUPT
+** ("interrupted") and 1 is returned, nothing having been released. */
+int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx);
 
 /* rdt_fit's query (sql_fit.c), shared with rdt_check: the one read-only
 ** statement of arg (NULL with err), and its result columns bound by name to

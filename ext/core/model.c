@@ -46,7 +46,15 @@
 typedef struct {
   unsigned char *p;
   size_t n;  /* bytes written (or that would be, when p is NULL) */
+  rdt_cancel *cancel; /* the trainer's stop request (cancel.h), or NULL */
 } writer;
+
+/* Whether encoding must stop, asked every 1024 entries of a long table
+** (about 32 noise draws' worth of copying, cancel.h). The sizing pass never
+** stops. */
+static int write_stopped(writer *w, size_t i) {
+  return w->p && (i & 1023) == 0 && rdt_cancel_poll(w->cancel, 32);
+}
 
 static void put_bytes(writer *w, const void *src, size_t len) {
   if (w->p) memcpy(w->p + w->n, src, len);
@@ -255,6 +263,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     size_t nn = (size_t)c->trees * f->n_internal;
     if (!w->p) w->n += nn * 16; /* sizing pass: no need to walk the nodes */
     else for (size_t i = 0; i < nn; i++) {
+      if (write_stopped(w, i)) return;
       put_u32(w, f->nodes[i].feature);
       put_u32(w, f->nodes[i].kind);
       put_f64(w, f->nodes[i].value);
@@ -281,7 +290,10 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, LEAF_ENCODING_INT64);
   size_t nc = (size_t)rdt_forest_total_leaves(f) * rdt_config_slots(c, s->n_classes);
   if (!w->p) w->n += nc * 8;
-  else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
+  else for (size_t i = 0; i < nc; i++) {
+    if (write_stopped(w, i)) return;
+    put_u64(w, (uint64_t)f->counts[i]);
+  }
   section_end(w, at);
 
   if (kept) { /* "keep_trees": the share asked for, then the voting trees in ascending order */
@@ -300,7 +312,10 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     for (uint32_t i = 0; i < tb->n_attrs; i++) put_u32(w, tb->attrs[i]);
     size_t n = (size_t)tb->cells * rdt_config_slots(c, s->n_classes);
     if (!w->p) w->n += n * 8;
-    else for (size_t i = 0; i < n; i++) put_u64(w, (uint64_t)f->matrix->exact_cells[i]);
+    else for (size_t i = 0; i < n; i++) {
+      if (write_stopped(w, i)) return;
+      put_u64(w, (uint64_t)f->matrix->exact_cells[i]);
+    }
     section_end(w, at);
   }
 
@@ -315,9 +330,23 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 }
 
 uint64_t rdt_model_size(const rdt_forest *f) {
-  writer w = {NULL, 0}; /* a writer without memory only counts */
+  writer w = {NULL, 0, NULL}; /* a writer without memory only counts */
   write_model(&w, f, 0);
   return (uint64_t)w.n + RDT_CHECKSUM_BYTES;
+}
+
+/* BLAKE2b of buf[0..n) into out, a MiB at a time so that a stop request is
+** seen (the same digest as one call). Returns 0 when stopped. */
+#define CHECKSUM_STEP ((size_t)1 << 20)
+static int checksum(unsigned char *out, const unsigned char *buf, size_t n, rdt_cancel *cancel) {
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, NULL, 0, RDT_CHECKSUM_BYTES);
+  for (size_t at = 0; at < n; at += CHECKSUM_STEP) {
+    if (rdt_cancel_poll(cancel, RDT_CANCEL_UNITS)) return 0; /* a MiB hashes in about a millisecond */
+    crypto_generichash_update(&st, buf + at, n - at < CHECKSUM_STEP ? n - at : CHECKSUM_STEP);
+  }
+  crypto_generichash_final(&st, out, RDT_CHECKSUM_BYTES);
+  return 1;
 }
 
 unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size) {
@@ -325,9 +354,12 @@ unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size) {
   if (total > SIZE_MAX) return NULL;
   unsigned char *buf = malloc((size_t)total);
   if (!buf) return NULL;
-  writer w = {buf, 0};
+  writer w = {buf, 0, f->config.cancel};
   write_model(&w, f, total);
-  crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
+  if (rdt_cancel_stopped(w.cancel) || !checksum(buf + w.n, buf, w.n, w.cancel)) {
+    free(buf); /* stopped: no model leaves (cancel.h, item 4) */
+    return NULL;
+  }
   *size = (size_t)total;
   return buf;
 }
@@ -966,12 +998,12 @@ unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size) {
     rdt_bytes_free(&payload);
     return NULL;
   }
-  writer count = {NULL, 0};
+  writer count = {NULL, 0, NULL};
   write_learned(&count, m, &payload, 0);
   uint64_t total = (uint64_t)count.n + RDT_CHECKSUM_BYTES;
   unsigned char *buf = total <= SIZE_MAX ? malloc((size_t)total) : NULL;
   if (buf) {
-    writer w = {buf, 0};
+    writer w = {buf, 0, NULL};
     write_learned(&w, m, &payload, total);
     crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
     *size = (size_t)total;
