@@ -62,6 +62,18 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
 /* A SQL value as a number (TEXT with numeric affinity): 0 for NULL, BLOB,
 ** non-numeric TEXT and NaN, which every caller treats as missing. */
 int rdt_sql_number(sqlite3_value *v, double *x);
+/* How rdt_sql_match matched a value (for diagnostics; training and
+** prediction need only the code). */
+typedef enum {
+  RDT_MATCH_AS_IS = 1,    /* INTEGER or REAL, or TEXT spelled as a listed value */
+  RDT_MATCH_BY_VALUE = 2, /* TEXT that SQLite reads as a number, e.g. '1.0' for 1 */
+  RDT_MATCH_UNKNOWN = 3,  /* a value that is not listed: `other`, or a dropped label */
+  RDT_MATCH_MISSING = 4   /* NULL or BLOB */
+} rdt_match;
+/* The index of v among values[] (categories or classes, hashed in ix), or
+** -1: THE rule by which every function matches categories and labels
+** (sql_values.c, contract item 3). how may be NULL. */
+long rdt_sql_match(const rdt_value *values, const rdt_value_index *ix, sqlite3_value *v, rdt_match *how);
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v);
 /* Class index of a label, or -1 (NULL / unknown label: the row is dropped). */
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);

@@ -1,7 +1,23 @@
 /*
 ** sql_values.c - SQL values -> core inputs, by fixed data-independent rules
-** (sql/reference.md, "Rules for row values"). Nothing here can fail: a row
-** that breaks a rule is clamped, routed or bucketed, never reported.
+** (sql/reference.md, "Rules for row values"), and the shared pieces of every
+** function's output (errors, JSON).
+**
+** Contract:
+**   1. Nothing here can fail on a row value: a value that breaks a rule is
+**      clamped, routed or bucketed, never reported.
+**   2. A numeric feature reads INTEGER and REAL as they are and TEXT through
+**      SQLite's own numeric affinity (sqlite3_value_numeric_type: what a
+**      NUMERIC column would store, surrounding spaces allowed); anything
+**      else is missing.
+**   3. Categories and labels match by one rule, rdt_sql_match, used by
+**      training, prediction and diagnostics alike (examples/rdt_reader.py
+**      implements the same rule): TEXT spelled exactly as a listed value is
+**      that value; any other value that SQLite reads as a finite number
+**      (INTEGER, REAL, or TEXT such as '1.0', ' 1 ', '1e0' under rule 2)
+**      matches by its number, written canonically (decimal digits for an
+**      integral value, 17 significant digits otherwise); the rest (NULL,
+**      BLOB, other TEXT, ±Inf) matches nothing.
 */
 #include <math.h>
 #include <stdio.h>
@@ -20,56 +36,72 @@ int rdt_sql_number(sqlite3_value *v, double *x) {
   return *x == *x;
 }
 
+/* The canonical text of a finite number (schema.h: decimal digits when it
+** is integral), or 0 when it is not finite: an infinite value is no category. */
+static size_t number_text(double d, char *buf, size_t n) {
+  if (!isfinite(d)) return 0;
+  /* Integral values below 9e15 are exact in a double and print as integers;
+  ** -0.0 is 0. */
+  if (d == floor(d) && fabs(d) < 9e15) return rdt_int_text((long long)d, buf);
+  int k = snprintf(buf, n, "%.17g", d);
+  for (char *q = buf; *q; q++)
+    if (*q == ',') *q = '.'; /* a locale's decimal comma: the text is always C's */
+  return k > 0 && (size_t)k < n ? (size_t)k : 0;
+}
+
+long rdt_sql_match(const rdt_value *values, const rdt_value_index *ix, sqlite3_value *v, rdt_match *how) {
+  char buf[40];
+  size_t len = 0;
+  rdt_match by = RDT_MATCH_AS_IS;
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_TEXT) {
+    const char *text = (const char *)sqlite3_value_text(v);
+    if (!text) { /* out of memory: as NULL, never an error */
+      if (how) *how = RDT_MATCH_MISSING;
+      return -1;
+    }
+    long code = rdt_value_index_find(ix, values, text, (size_t)sqlite3_value_bytes(v));
+    if (code >= 0) {
+      if (how) *how = RDT_MATCH_AS_IS;
+      return code;
+    }
+    /* Not listed as written: by its number if SQLite reads one ('1.0' is 1). */
+    t = sqlite3_value_numeric_type(v);
+    by = RDT_MATCH_BY_VALUE;
+  }
+  if (t == SQLITE_INTEGER) {
+    len = rdt_int_text(sqlite3_value_int64(v), buf);
+  } else if (t == SQLITE_FLOAT) {
+    len = number_text(sqlite3_value_double(v), buf, sizeof buf);
+  } else if (t != SQLITE_TEXT) { /* NULL, BLOB */
+    if (how) *how = RDT_MATCH_MISSING;
+    return -1;
+  }
+  long code = len ? rdt_value_index_find(ix, values, buf, len) : -1;
+  if (how) *how = code < 0 ? RDT_MATCH_UNKNOWN : by;
+  return code;
+}
+
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
   if (ft->type == RDT_FEATURE_NUMERIC) {
     double x;
     return rdt_sql_number(v, &x) ? rdt_numeric_clean(ft, x, 0) : rdt_numeric_clean(ft, 0, 1);
   }
-  char buf[32];
-  const char *text = NULL;
-  size_t len = 0;
-  switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER:
-      len = rdt_int_text(sqlite3_value_int64(v), buf);
-      text = buf;
-      break;
-    case SQLITE_FLOAT: {
-      double d = sqlite3_value_double(v);
-      if (d == floor(d) && fabs(d) < 9e15) len = rdt_int_text((long long)d, buf);
-      else len = (size_t)snprintf(buf, sizeof buf, "%.17g", d);
-      text = buf;
-      break;
-    }
-    case SQLITE_TEXT:
-      text = (const char *)sqlite3_value_text(v);
-      len = (size_t)sqlite3_value_bytes(v);
-      break;
-    default: /* NULL, BLOB: the `other` bucket */
-      return (double)ft->n_values;
-  }
-  if (!text) return (double)ft->n_values;
-  long code = rdt_value_index_find(&ft->index, ft->values, text, len);
-  return code < 0 ? (double)ft->n_values : (double)code;
+  long code = rdt_sql_match(ft->values, &ft->index, v, NULL);
+  return code < 0 ? (double)ft->n_values : (double)code; /* code n_values: the `other` bucket */
 }
 
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v) {
   if (sqlite3_value_type(v) == SQLITE_INTEGER && s->n_classes <= 16) {
     /* Fast path for the usual few integer classes: compare integers, which
-    ** is what the canonical-text rule below amounts to for them. */
+    ** is what the canonical-text rule amounts to for them. */
     long long x = sqlite3_value_int64(v);
     for (uint32_t c = 0; c < s->n_classes; c++)
       if (s->classes[c].type == RDT_VALUE_INTEGER && s->classes[c].integer == x) return (long)c;
     /* An integer can still match a TEXT class such as "7": fall through. */
   }
-  /* A label follows the categorical rule; its `other` bucket means "drop". */
-  rdt_feature as_feature;
-  memset(&as_feature, 0, sizeof as_feature);
-  as_feature.type = RDT_FEATURE_CATEGORICAL;
-  as_feature.n_values = s->n_classes;
-  as_feature.values = s->classes;
-  as_feature.index = s->class_index;
-  double code = rdt_sql_feature(&as_feature, v);
-  return code >= s->n_classes ? -1 : (long)code;
+  /* A label follows the categorical rule; no match means "drop the row". */
+  return rdt_sql_match(s->classes, &s->class_index, v, NULL);
 }
 
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
