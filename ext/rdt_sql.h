@@ -79,6 +79,9 @@ double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v);
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);
 /* Map argv[0..n_features) into xs. */
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
+/* The features' names, "a, b, c" (a long list cut after about 300 bytes),
+** for arity errors; sqlite3_free it. NULL when memory runs out. */
+char *rdt_sql_feature_names(const rdt_schema *s);
 /* Set a class label as the SQL result, keeping its type. */
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 /* Prepares sql (len bytes, -1: to its NUL) as one read-only statement, or
@@ -92,6 +95,9 @@ void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
 /* A finite double as the shortest JSON number that reads back as exactly
 ** it (".0" kept on integral values), in any locale; not finite: null. */
 void rdt_sql_json_double(sqlite3_str *out, double x);
+/* A probability (or a share) with 15 significant digits: 0.1 + 0.2 prints as
+** 0.3, not 0.30000000000000004 (".0" kept on 0 and 1); not finite: null. */
+void rdt_sql_json_probability(sqlite3_str *out, double p);
 /* Append a class or category value (integer or string) as JSON. */
 void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v);
 /* Append the classes, or the features with their domains, as JSON arrays. */

@@ -121,7 +121,7 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
 }
 
 static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_value **argv) {
-  char err[256];
+  char err[640];
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
     batch_error(ctx, st, "the model must be a BLOB made by rdt_train");
     return 0;
@@ -153,8 +153,10 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
     return 0;
   }
   if ((uint32_t)(argc - 3) != f->schema.n_features) {
-    snprintf(err, sizeof err, "expected %u feature arguments after model, params and id, got %d",
-             f->schema.n_features, argc - 3);
+    char *names = rdt_sql_feature_names(&f->schema);
+    snprintf(err, sizeof err, "expected %u feature arguments (%s) after the model, params and id, got %d",
+             f->schema.n_features, names ? names : "...", argc - 3);
+    sqlite3_free(names);
     batch_error(ctx, st, err);
     return 0;
   }

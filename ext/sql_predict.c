@@ -31,10 +31,14 @@ static const rdt_model_handle *predict_args(sqlite3_context *ctx, int argc, sqli
   if (!h) return NULL;
   const rdt_schema *schema = h->is_learned ? &h->learned.schema : &h->forest.schema;
   if ((uint32_t)(argc - 1) != schema->n_features) {
-    char *m = sqlite3_mprintf("%s: the model has %u features but %d feature arguments were given", fn,
-                              schema->n_features, argc - 1);
-    sqlite3_result_error(ctx, m, -1);
+    char *names = rdt_sql_feature_names(schema);
+    char *m = names ? sqlite3_mprintf("%s: this model takes %u feature%s (%s) after the model, got %d", fn,
+                                      schema->n_features, schema->n_features == 1 ? "" : "s", names, argc - 1)
+                    : NULL;
+    if (m) sqlite3_result_error(ctx, m, -1);
+    else sqlite3_result_error_nomem(ctx);
     sqlite3_free(m);
+    sqlite3_free(names);
     return NULL;
   }
   size_t need = schema->n_features + 2 * (size_t)schema->n_classes + 1;
@@ -106,7 +110,8 @@ void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
   for (uint32_t c = 0; c < schema->n_classes; c++) {
     if (c) sqlite3_str_appendchar(out, 1, ',');
     rdt_sql_json_string(out, schema->classes[c].text, schema->classes[c].text_len);
-    sqlite3_str_appendf(out, ":%!.17g", proba[c]);
+    sqlite3_str_appendchar(out, 1, ':');
+    rdt_sql_json_probability(out, proba[c]);
   }
   sqlite3_str_appendchar(out, 1, '}');
   free_scratch(xs, stack);

@@ -558,7 +558,7 @@ static void agg_error(sqlite3_context *ctx, train_agg *a, const char *msg) {
 }
 
 static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value **argv) {
-  char err[512];
+  char err[640];
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   if (argc < 2) {
     agg_error(ctx, a, "expected rdt_train(options, label, x1, ..., xk)");
@@ -579,10 +579,13 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     agg_error(ctx, a, err);
     return 0;
   }
-  if ((uint32_t)(argc - 2) != rdt_train_schema(a->session)->n_features) {
+  const rdt_schema *schema = rdt_train_schema(a->session);
+  if ((uint32_t)(argc - 2) != schema->n_features) {
+    char *names = rdt_sql_feature_names(schema);
     snprintf(err, sizeof err,
-             "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
-             rdt_train_schema(a->session)->n_features, argc - 2);
+             "expected %u feature arguments (%s: one per entry of \"features\", in order) after the options and "
+             "the label, got %d", schema->n_features, names ? names : "...", argc - 2);
+    sqlite3_free(names);
     agg_error(ctx, a, err);
     return 0;
   }

@@ -135,12 +135,32 @@ void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg) {
   sqlite3_free(m);
 }
 
+char *rdt_sql_feature_names(const rdt_schema *s) {
+  /* Long lists are cut: an error message names enough to spot the shift. */
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    if (j && sqlite3_str_length(o) > 300) {
+      sqlite3_str_appendf(o, ", ... and %u more", s->n_features - j);
+      break;
+    }
+    sqlite3_str_appendf(o, "%s%.100s", j ? ", " : "", s->features[j].name);
+  }
+  if (sqlite3_str_errcode(o)) {
+    sqlite3_free(sqlite3_str_finish(o));
+    return NULL;
+  }
+  char *out = sqlite3_str_finish(o);
+  return out ? out : sqlite3_mprintf(""); /* no features: an empty list */
+}
+
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
   if (cls->type == RDT_VALUE_INTEGER) sqlite3_result_int64(ctx, cls->integer);
   else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
 }
 
-void rdt_sql_json_double(sqlite3_str *out, double x) {
+/* x with the fewest digits, from lo to hi, that read back as x (hi: x
+** rounded to hi digits); ".0" kept on integral values. */
+static void json_number(sqlite3_str *out, double x, int lo, int hi) {
   /* libc's conversions are correctly rounded; SQLite's own %g may round
   ** through long double, which is not always wider than double. */
   char buf[48];
@@ -148,7 +168,7 @@ void rdt_sql_json_double(sqlite3_str *out, double x) {
     sqlite3_str_appendall(out, "null");
     return;
   }
-  for (int digits = 15; digits <= 17; digits++) {
+  for (int digits = lo; digits <= hi; digits++) {
     snprintf(buf, sizeof buf, "%.*g", digits, x);
     if (strtod(buf, NULL) == x) break;
   }
@@ -160,6 +180,14 @@ void rdt_sql_json_double(sqlite3_str *out, double x) {
   sqlite3_str_appendall(out, buf);
   if (!has_point) sqlite3_str_appendall(out, ".0");
 }
+
+void rdt_sql_json_double(sqlite3_str *out, double x) { json_number(out, x, 15, 17); }
+
+/* DBL_DIG = 15 digits: what a double holds of any decimal, so the noise of
+** floating-point arithmetic beyond them (0.1 + 0.2 = 0.30000000000000004)
+** is not printed; a probability read back is within 1e-15 of the computed
+** one, far below the noise of any private model. */
+void rdt_sql_json_probability(sqlite3_str *out, double p) { json_number(out, p, 15, 15); }
 
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n) {
   sqlite3_str_appendchar(out, 1, '"');
