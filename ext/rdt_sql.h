@@ -47,11 +47,28 @@ typedef struct rdt_conn {
 
 /* Register the rdt_ledger module (holds a reference on conn, dropped by release). */
 int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* What a charge leaves for recording its outcome (rdt_ledger_record). */
+typedef struct rdt_ledger_receipt {
+  sqlite3_int64 id; /* the charge's row in the ledger file; 0: nothing to record */
+  char *file;       /* the ledger's file and name, to find its connection again */
+  char *name;
+} rdt_ledger_receipt;
 /* Charge eps to the ledger `name` ("table" or "schema.table"; a bare name must
 ** name a ledger in one schema only) of this connection, atomically and
-** durably (sql_ledger.c). Returns 0 with a message when over budget or on error. */
+** durably, with outcome "pending" (sql_ledger.c). request says what the call
+** asks for; note is the caller's "note" (NULL or "": none). Returns 0 with a
+** message when over budget or on error (then receipt->id is 0). The caller
+** frees the receipt with rdt_ledger_receipt_free in every case. */
 int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps, const char *function,
-                      const char *note, char *err, size_t err_size);
+                      const char *request, const char *note, rdt_ledger_receipt *receipt, char *err,
+                      size_t err_size);
+/* The outcome of a charged call: released or failed; for a released model
+** (model: its BLOB, else NULL) its id and SHA-256, and trained (JSON: what
+** was actually trained, or NULL). A no-op for an empty receipt; clears it.
+** Returns 0 with a message when the outcome could not be recorded. */
+int rdt_ledger_record(rdt_conn *conn, rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
+                      const char *trained, char *err, size_t err_size);
+void rdt_ledger_receipt_free(rdt_ledger_receipt *r);
 
 void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then

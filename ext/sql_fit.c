@@ -18,6 +18,9 @@
 **      only column.
 **   5. Row values follow the data-independent rules of sql/reference.md;
 **      they never cause an error.
+**   6. After a charge, the call's outcome is recorded in the ledger
+**      (sql_ledger.c, item 8) before the result is returned: a release whose
+**      outcome cannot be recorded is not returned.
 ** Residual channel: the query is the caller's. One that fails while it runs
 ** (an integer overflow on some row, say) fails after the charge; whether it
 ** fails can depend on the rows. The charge stands, and a caller who can run
@@ -149,6 +152,15 @@ done:
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
+  {
+    char rerr[400];
+    if (!rdt_train_record(s, sqlite3_user_data(ctx), blob, size, rerr, sizeof rerr) && blob) {
+      free(blob); /* Contract item 6 */
+      blob = NULL;
+      rc = SQLITE_DONE;
+      snprintf(err, sizeof err, "the model was trained but not released: %s (the charge stands)", rerr);
+    }
+  }
   rdt_train_session_free(s);
   if (blob) sqlite3_result_blob64(ctx, blob, size, free);
   else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
@@ -164,12 +176,13 @@ typedef struct quantile_options {
   double lo, hi;
   uint32_t quantile_a, cells;
   char ledger[129];
+  char note[RDT_NOTE_MAX + 1];
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
 } quantile_options;
 
 static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size_t en) {
-  static const char *const keys[] = {"epsilon", "lo", "hi", "quantile", "cells", "ledger", "seed", NULL};
+  static const char *const keys[] = {"epsilon", "lo", "hi", "quantile", "cells", "ledger", "seed", "note", NULL};
   o->quantile_a = RDT_QUANTILE_ONE / 2;
   o->cells = QUANTILE_DEFAULT_CELLS;
   if (sqlite3_value_type(v) != SQLITE_TEXT || !sqlite3_value_text(v)) {
@@ -188,7 +201,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
     int known = 0;
     for (const char *const *k = keys; *k; k++) known |= strcmp(root->items[i]->key, *k) == 0;
     if (!known) {
-      snprintf(err, en, "unknown option \"%.100s\" (epsilon, lo, hi, quantile, cells, ledger, seed)",
+      snprintf(err, en, "unknown option \"%.100s\" (epsilon, lo, hi, quantile, cells, ledger, seed, note)",
                root->items[i]->key);
       ok = 0;
     }
@@ -244,6 +257,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
       ok = 0;
     }
   }
+  if (ok) ok = rdt_options_note(root, o->note, sizeof o->note, err, en);
   rdt_json_free(root);
   return ok;
 }
@@ -257,6 +271,7 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memset(&o, 0, sizeof o);
   memset(&m, 0, sizeof m);
   sqlite3_stmt *stmt = NULL;
+  rdt_ledger_receipt receipt = {0};
   int ok = 0, rc = SQLITE_DONE;
   double out = 0;
   if (!quantile_parse(argv[0], &o, err, sizeof err) || !(stmt = prepare_query(db, argv[1], err, sizeof err)))
@@ -272,7 +287,8 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (o.ledger[0]) {
     char note[64];
     snprintf(note, sizeof note, "quantile %g, %u cells", (double)o.quantile_a / RDT_QUANTILE_ONE, o.cells);
-    if (!rdt_ledger_charge(db, sqlite3_user_data(ctx), o.ledger, o.eps, "dp_quantile", note, err, sizeof err))
+    if (!rdt_ledger_charge(db, sqlite3_user_data(ctx), o.ledger, o.eps, "dp_quantile", note, o.note, &receipt, err,
+                           sizeof err))
       goto done;
   }
   /* NULL, BLOB, non-numeric TEXT and NaN are skipped (as SQL aggregates
@@ -293,6 +309,15 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!ok) snprintf(err, sizeof err, "the noise could not be set up or memory ran out; nothing was released");
 done:
   sqlite3_finalize(stmt);
+  {
+    char rerr[400];
+    if (!rdt_ledger_record(sqlite3_user_data(ctx), &receipt, ok, NULL, 0, NULL, rerr, sizeof rerr) && ok) {
+      ok = 0; /* Contract item 6 */
+      rc = SQLITE_DONE;
+      snprintf(err, sizeof err, "the quantile was drawn but not released: %s (the charge stands)", rerr);
+    }
+  }
+  rdt_ledger_receipt_free(&receipt);
   if (m.hist) sodium_memzero(m.hist, (size_t)m.cells * sizeof *m.hist); /* exact counts are private */
   rdt_median_free(&m);
   sodium_memzero(&o, sizeof o);

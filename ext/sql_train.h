@@ -12,6 +12,7 @@
 **      (the data-independent rules of sql/reference.md).
 **   5. finish: the noise is added (failing closed: no noise, no model), the
 **      model encoded, and every private intermediate wiped.
+**   6. record: after a charge, its outcome goes into the ledger.
 ** rdt_train_session_free wipes and frees at any point.
 */
 #ifndef RDT_SQL_TRAIN_H
@@ -41,5 +42,12 @@ int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
 /* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
 unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* After step 2 charged a ledger, whatever happened next: records the
+** outcome, "released" with the model's id, hash and what was trained (blob:
+** the model), or "failed" (blob NULL). A no-op without a charge. Returns 0
+** with a message when it cannot be recorded: the caller then releases
+** nothing (an audit log must not miss a release). */
+int rdt_train_record(rdt_train_session *s, rdt_conn *conn, const unsigned char *blob, size_t size, char *err,
+                     size_t en);
 
 #endif
