@@ -50,7 +50,7 @@ int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 /* What a charge leaves for recording its outcome (rdt_ledger_record). */
 typedef struct rdt_ledger_receipt {
   sqlite3_int64 id; /* the charge's row in the ledger file; 0: nothing to record */
-  char *file;       /* the ledger's file and name, to find its connection again */
+  char *file;       /* the ledger's file (canonical) and name */
   char *name;
 } rdt_ledger_receipt;
 /* Charge eps to the ledger `name` ("table" or "schema.table"; a bare name must
@@ -66,7 +66,7 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps
 ** (model: its BLOB, else NULL) its id and SHA-256, and trained (JSON: what
 ** was actually trained, or NULL). A no-op for an empty receipt; clears it.
 ** Returns 0 with a message when the outcome could not be recorded. */
-int rdt_ledger_record(rdt_conn *conn, rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
+int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
                       const char *trained, char *err, size_t err_size);
 void rdt_ledger_receipt_free(rdt_ledger_receipt *r);
 

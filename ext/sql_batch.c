@@ -330,7 +330,7 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
   int ok = rdt_batch_answer(f, st->xs, st->n, s, st->eps, st->keep_trees, &noise, votes);
   rdt_rng_clear(&noise);
   /* The outcome goes into the ledger before anything is released. */
-  int recorded = rdt_ledger_record(sqlite3_user_data(ctx), &receipt, ok, NULL, 0, NULL, err, sizeof err);
+  int recorded = rdt_ledger_record(&receipt, ok, NULL, 0, NULL, err, sizeof err);
   rdt_ledger_receipt_free(&receipt);
   if (!ok || !recorded) {
     free(votes);

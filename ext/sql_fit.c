@@ -154,7 +154,7 @@ done:
   free(col);
   {
     char rerr[400];
-    if (!rdt_train_record(s, sqlite3_user_data(ctx), blob, size, rerr, sizeof rerr) && blob) {
+    if (!rdt_train_record(s, blob, size, rerr, sizeof rerr) && blob) {
       free(blob); /* Contract item 6 */
       blob = NULL;
       rc = SQLITE_DONE;
@@ -311,7 +311,7 @@ done:
   sqlite3_finalize(stmt);
   {
     char rerr[400];
-    if (!rdt_ledger_record(sqlite3_user_data(ctx), &receipt, ok, NULL, 0, NULL, rerr, sizeof rerr) && ok) {
+    if (!rdt_ledger_record(&receipt, ok, NULL, 0, NULL, rerr, sizeof rerr) && ok) {
       ok = 0; /* Contract item 6 */
       rc = SQLITE_DONE;
       snprintf(err, sizeof err, "the quantile was drawn but not released: %s (the charge stands)", rerr);

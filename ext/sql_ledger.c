@@ -681,8 +681,7 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps e
   rdt_ledger_receipt_free(receipt);
   rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
   if (!l) return 0;
-  /* Kept to find the ledger's connection again for the outcome: the
-  ** registry entry itself may go if SQLite disconnects the table meanwhile. */
+  /* Kept to record the outcome in the same file, once the call ends. */
   receipt->file = sqlite3_mprintf("%s", l->file);
   receipt->name = sqlite3_mprintf("%s", l->name);
   if (!receipt->file || !receipt->name) {
@@ -741,18 +740,15 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps e
   return 1;
 }
 
-int rdt_ledger_record(rdt_conn *conn, rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
+int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
                       const char *trained, char *err, size_t err_size) {
   if (!r->id) return 1; /* nothing was charged */
-  sqlite3 *store = NULL, *own = NULL;
-  for (rdt_ledger *l = conn->ledgers; l && !store; l = l->next)
-    if (strcmp(l->file, r->file) == 0 && sqlite3_stricmp(l->name, r->name) == 0) store = l->store;
-  int rc = SQLITE_OK;
-  if (!store) { /* the table was disconnected meanwhile: the file is still there */
-    rc = sqlite3_open_v2(r->file, &own, SQLITE_OPEN_READWRITE, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(own, 30000);
-    store = own;
-  }
+  /* A connection of its own to the file the charge went to: the table's
+  ** connection may be gone if SQLite disconnected the table meanwhile, and
+  ** one path, always taken, is one path tested. */
+  sqlite3 *store = NULL;
+  int rc = sqlite3_open_v2(r->file, &store, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(store, 30000);
   /* A model's id sits in its header (sql/model-format.md), as
   ** rdt_info shows it; the hash covers the whole BLOB as released. */
   char id_hex[33] = "", sha_hex[2 * crypto_hash_sha256_BYTES + 1] = "";
@@ -783,7 +779,7 @@ int rdt_ledger_record(rdt_conn *conn, rdt_ledger_receipt *r, int released, const
   if (rc != SQLITE_OK && rc != SQLITE_CONSTRAINT)
     snprintf(err, err_size, "cannot record the outcome in ledger \"%.100s\": %s", r->name,
              store ? sqlite3_errmsg(store) : "out of memory");
-  if (own) sqlite3_close_v2(own);
+  sqlite3_close_v2(store); /* NULL: a no-op */
   r->id = 0; /* recorded (or not) once */
   return rc == SQLITE_OK;
 }

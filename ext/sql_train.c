@@ -391,16 +391,16 @@ static char *trained_json(const train_state *st) {
   return sqlite3_str_finish(o);
 }
 
-int rdt_train_record(rdt_train_session *st, rdt_conn *conn, const unsigned char *blob, size_t size, char *err,
+int rdt_train_record(rdt_train_session *st, const unsigned char *blob, size_t size, char *err,
                      size_t en) {
   if (!st->receipt.id) return 1;
   char *trained = blob ? trained_json(st) : NULL;
   if (blob && !trained) {
     snprintf(err, en, "out of memory while describing the model for the ledger");
-    rdt_ledger_record(conn, &st->receipt, 0, NULL, 0, NULL, err, 0); /* failed, then */
+    rdt_ledger_record(&st->receipt, 0, NULL, 0, NULL, err, 0); /* failed, then */
     return 0;
   }
-  int ok = rdt_ledger_record(conn, &st->receipt, blob != NULL, blob, size, trained, err, en);
+  int ok = rdt_ledger_record(&st->receipt, blob != NULL, blob, size, trained, err, en);
   sqlite3_free(trained);
   return ok;
 }

@@ -47,7 +47,7 @@ unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, s
 ** the model), or "failed" (blob NULL). A no-op without a charge. Returns 0
 ** with a message when it cannot be recorded: the caller then releases
 ** nothing (an audit log must not miss a release). */
-int rdt_train_record(rdt_train_session *s, rdt_conn *conn, const unsigned char *blob, size_t size, char *err,
+int rdt_train_record(rdt_train_session *s, const unsigned char *blob, size_t size, char *err,
                      size_t en);
 
 #endif

@@ -75,6 +75,9 @@ expect "a note that is not a string is an error (a learner's options too)" 1 \
 expect "a note above 1024 bytes is an error (dp_quantile)" 1 \
   "$(q "SELECT dp_quantile('{\"epsilon\": 1, \"lo\": 0, \"hi\": 1, \"ledger\": \"budget\", \"note\": \"' || printf('%.*c', 1025, 'a') || '\"}', 'SELECT x FROM t')" |
      grep -c 'dp_quantile: "note" must be a string of 1 to 1024 bytes')"
+expect "a note holding a NUL is an error (the JSON reader refuses it)" 1 \
+  "$(q "SELECT rdt_fit('{\"epsilon\": 1, \"ledger\": \"budget\", \"note\": \"a\\u0000b\", $feat}', 'SELECT x, y AS label FROM t')" |
+     grep -c 'rdt_fit: options are not valid JSON: NUL character in string')"
 expect "rdt_predict_batch: a note without a ledger is an error" 1 \
   "$(q "SELECT rdt_predict_batch(m, '{\"epsilon\": 1, \"note\": \"x\"}', t.rowid, x) FROM t, exact" | grep -c 'rdt_predict_batch: "note" is recorded with a ledger charge')"
 expect "... and none of them charged anything" "$n" "$(last "count(*) OVER ()")"
@@ -90,6 +93,11 @@ expect "dp_quantile: likewise, no number" 1 "$(grep -c 'dp_quantile: the quantil
 out=$(q "SELECT rdt_predict_batch(m, '{\"epsilon\": 0.25, \"ledger\": \"budget\"}', t.rowid, x) FROM t, exact")
 expect "rdt_predict_batch: likewise, no answers" 1 "$(grep -c 'rdt_predict_batch: cannot record the outcome in ledger "budget": outcomes refused' <<<"$out")"
 "$shell" "$db-rdt-ledger" "DROP TRIGGER no_outcome"
+"$shell" "$db-rdt-ledger" "CREATE TRIGGER edited AFTER INSERT ON rdt_charges BEGIN UPDATE rdt_charges SET outcome = 'edited' WHERE id = new.id; END"
+out=$(q "SELECT length(rdt_fit('{\"epsilon\": 0.25, \"ledger\": \"budget\", $feat}', 'SELECT x, y AS label FROM t'))")
+expect "a charge row edited while the call runs (no longer pending): an error, no model" 1 \
+  "$(grep -c 'rdt_fit: the model was trained but not released: the charge [0-9]* is no longer pending in ledger "budget" (its row was edited)' <<<"$out")"
+"$shell" "$db-rdt-ledger" "DROP TRIGGER edited"
 
 # ---- a call that never ends stays pending ----------------------------------------------------------
 # An endless query: the charge commits before its first row, then the process is killed.

@@ -513,9 +513,9 @@ int rdt_options_note(const rdt_json *root, char *out, size_t size, char *err, si
   const rdt_json *j = rdt_json_get(root, "note");
   if (out && size) out[0] = 0;
   if (!j) return 1;
-  if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_NOTE_MAX ||
-      strlen(j->string) != j->string_len)
-    return fail(err, n, "\"note\" must be a string of 1 to %d bytes (no NUL): it is recorded with the ledger charge",
+  /* The JSON reader refuses a NUL in a string, so the note is a C string. */
+  if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_NOTE_MAX)
+    return fail(err, n, "\"note\" must be a string of 1 to %d bytes: it is recorded with the ledger charge",
                 RDT_NOTE_MAX);
   if (!rdt_json_get(root, "ledger"))
     return fail(err, n, "\"note\" is recorded with a ledger charge: it needs \"ledger\"");

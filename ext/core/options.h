@@ -35,7 +35,7 @@ int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l
 
 /* "note": the caller's text, recorded with a ledger charge (public, like
 ** every option). Checks root's "note" (absent, or a string of 1 to
-** RDT_NOTE_MAX bytes without NUL, given with "ledger") and copies it into
+** RDT_NOTE_MAX bytes, given with "ledger") and copies it into
 ** out (size > RDT_NOTE_MAX; out may be NULL to check only; "" when absent).
 ** Returns 0 with a message. */
 #define RDT_NOTE_MAX 1024
