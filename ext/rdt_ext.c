@@ -54,6 +54,15 @@ static const struct {
     {"rdt_verify", 2, RDT_PURE, rdt_verify_func, NULL, NULL},
     {"rdt_export", 1, RDT_PURE, rdt_export_func, NULL, NULL},
     {"rdt_import", 1, RDT_PURE, rdt_import_func, NULL, NULL},
+    /* By name (sql_named.c): as rdt_predict and rdt_predict_proba. */
+    {"rdt_predict_named", 2, SQLITE_UTF8 | SQLITE_INNOCUOUS, rdt_predict_named_func, NULL, NULL},
+    {"rdt_predict_proba_named", 2, RDT_PURE, rdt_predict_proba_named_func, NULL, NULL},
+    /* Evaluation on the caller's rows (sql_evaluate.c). The query forms run
+    ** the SQL text they are given, so never from triggers or views (as
+    ** rdt_fit); the aggregate form shares its name, hence its flags. */
+    {"rdt_evaluate", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_evaluate_step, rdt_evaluate_final},
+    {"rdt_evaluate", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_evaluate_query_func, NULL, NULL},
+    {"rdt_importance", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_importance_func, NULL, NULL},
 };
 
 #ifdef _WIN32
@@ -88,6 +97,11 @@ int sqlite3_rdt_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *p
     rc = rdt_register_ledger(db, conn, conn_release);
     if (rc != SQLITE_OK && pzErrMsg)
       *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_ledger: %s", sqlite3_errmsg(db));
+  }
+  if (rc == SQLITE_OK) {
+    conn->refs++;
+    rc = rdt_register_proba(db, conn, conn_release);
+    if (rc != SQLITE_OK && pzErrMsg) *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_proba: %s", sqlite3_errmsg(db));
   }
   if (rc == SQLITE_OK) {
     rc = rdt_register_inspection(db);

@@ -74,6 +74,25 @@ void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then
 ** a fresh decode). On failure sets an error "<fn>: ..." and returns NULL. */
 rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn);
+/* The same without a function context (virtual tables): the decoded model
+** of v from the connection's cache or a fresh decode, with a reference the
+** caller drops with rdt_model_release. NULL with *rc SQLITE_NOMEM, or
+** SQLITE_ERROR and a message (no prefix) in err. */
+rdt_model_handle *rdt_model_lookup(rdt_conn *conn, sqlite3_value *v, int *rc, char *err, size_t en);
+
+/* Scoring a decoded model of any kind (sql_scoring.c): post-processing of
+** the release, the same rules as rdt_predict and rdt_predict_proba. */
+const rdt_schema *rdt_score_schema(const rdt_model_handle *h);
+int rdt_score_is_regression(const rdt_model_handle *h);
+/* Doubles of scratch that rdt_score_class and rdt_score_proba need. */
+size_t rdt_score_scratch(const rdt_model_handle *h);
+/* Class probabilities (rdt_predict_proba's) into scratch[0 .. n_classes). */
+void rdt_score_proba(const rdt_model_handle *h, const double *xs, double *scratch);
+/* rdt_predict's class (coin: the probabilistic vote's draws) and, in
+** scratch[0 .. n_classes), the same probabilities as rdt_score_proba. */
+uint32_t rdt_score_class(const rdt_model_handle *h, const double *xs, double *scratch, rdt_rng *coin);
+/* rdt_predict's value of a regression model. */
+double rdt_score_value(const rdt_model_handle *h, const double *xs, double *scratch);
 
 /* Row values -> core inputs (the data-independent rules of sql/reference.md). */
 /* A SQL value as a number (TEXT with numeric affinity): 0 for NULL, BLOB,
@@ -130,6 +149,18 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_train_final(sqlite3_context *ctx);
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* {"<class>": p, ...}, rdt_predict_proba's result, as the SQL result. */
+void rdt_sql_result_proba(sqlite3_context *ctx, const rdt_schema *s, const double *proba);
+/* Prediction with the features bound by name from a JSON object (sql_named.c). */
+void rdt_predict_named_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_predict_proba_named_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* Evaluation on the caller's labelled rows (sql_evaluate.c). */
+void rdt_evaluate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_evaluate_final(sqlite3_context *ctx);
+void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* The rdt_proba table (sql_proba.c); holds a reference on conn, dropped by release. */
+int rdt_register_proba(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);

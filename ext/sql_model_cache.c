@@ -6,6 +6,7 @@
 ** counters are exact.
 */
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,19 +49,16 @@ static int same_model(const rdt_model_handle *h, const unsigned char *blob, size
          memcmp(h->bytes, blob, n) == 0;
 }
 
-rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn) {
-  rdt_model_handle *h = sqlite3_get_auxdata(ctx, arg);
-  if (h) return h;
+rdt_model_handle *rdt_model_lookup(rdt_conn *conn, sqlite3_value *v, int *rc, char *err, size_t en) {
+  *rc = SQLITE_ERROR;
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
-    char *m = sqlite3_mprintf("%s: the model must be a BLOB made by rdt_train (got %s)", fn,
-                              sqlite3_value_type(v) == SQLITE_NULL ? "NULL" : "a non-BLOB value");
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
+    snprintf(err, en, "the model must be a BLOB made by rdt_train (got %s)",
+             sqlite3_value_type(v) == SQLITE_NULL ? "NULL" : "a non-BLOB value");
     return NULL;
   }
   const unsigned char *blob = sqlite3_value_blob(v);
   size_t n = (size_t)sqlite3_value_bytes(v);
-  rdt_conn *conn = sqlite3_user_data(ctx);
+  rdt_model_handle *h = NULL;
   conn->tick++;
   if (blob && n >= RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) {
     for (int i = 0; i < RDT_CACHE_SLOTS; i++) {
@@ -72,18 +70,16 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     }
   }
   if (!h) {
-    char err[256];
     h = calloc(1, sizeof *h);
     if (!h) {
-      sqlite3_result_error_nomem(ctx);
+      *rc = SQLITE_NOMEM;
       return NULL;
     }
     const unsigned char *b = blob ? blob : (const unsigned char *)"";
     h->is_learned = rdt_model_is_learned(b, blob ? n : 0);
-    if (h->is_learned ? !rdt_learned_decode(b, blob ? n : 0, rdt_learner_by_id, &h->learned, err, sizeof err)
-                      : !rdt_model_decode(b, blob ? n : 0, &h->forest, err, sizeof err)) {
+    if (h->is_learned ? !rdt_learned_decode(b, blob ? n : 0, rdt_learner_by_id, &h->learned, err, en)
+                      : !rdt_model_decode(b, blob ? n : 0, &h->forest, err, en)) {
       free(h);
-      rdt_sql_error(ctx, fn, err);
       return NULL;
     }
     h->refs = 1;
@@ -91,7 +87,7 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     h->bytes = malloc(n);
     if (!h->bytes) {
       rdt_model_release(h);
-      sqlite3_result_error_nomem(ctx);
+      *rc = SQLITE_NOMEM;
       return NULL;
     }
     memcpy(h->bytes, blob, n);
@@ -104,8 +100,23 @@ rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg,
     conn->cache[slot] = h;
     conn->used[slot] = conn->tick;
   }
-  /* auxdata keeps its own reference: the cache may evict meanwhile. */
-  h->refs++;
+  h->refs++; /* the caller's reference: the cache may evict meanwhile */
+  *rc = SQLITE_OK;
+  return h;
+}
+
+rdt_model_handle *rdt_model_get(sqlite3_context *ctx, sqlite3_value *v, int arg, const char *fn) {
+  rdt_model_handle *h = sqlite3_get_auxdata(ctx, arg);
+  if (h) return h;
+  char err[256];
+  int rc;
+  h = rdt_model_lookup(sqlite3_user_data(ctx), v, &rc, err, sizeof err);
+  if (!h) {
+    if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(ctx);
+    else rdt_sql_error(ctx, fn, err);
+    return NULL;
+  }
+  /* auxdata keeps the lookup's reference. */
   sqlite3_set_auxdata(ctx, arg, h, rdt_model_release);
   /* set_auxdata may have released it already (out of memory): re-read. */
   rdt_model_handle *kept = sqlite3_get_auxdata(ctx, arg);

@@ -106,6 +106,11 @@ void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
   double *proba = xs + schema->n_features;
   if (h->is_learned) learned_predict(&h->learned, xs, proba);
   else rdt_forest_proba(&h->forest, xs, proba);
+  rdt_sql_result_proba(ctx, schema, proba);
+  free_scratch(xs, stack);
+}
+
+void rdt_sql_result_proba(sqlite3_context *ctx, const rdt_schema *schema, const double *proba) {
   sqlite3_str *out = sqlite3_str_new(sqlite3_context_db_handle(ctx));
   sqlite3_str_appendchar(out, 1, '{');
   for (uint32_t c = 0; c < schema->n_classes; c++) {
@@ -115,7 +120,6 @@ void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv
     rdt_sql_json_probability(out, proba[c]);
   }
   sqlite3_str_appendchar(out, 1, '}');
-  free_scratch(xs, stack);
   int n = sqlite3_str_length(out);
   char *s = sqlite3_str_finish(out);
   if (!s) {

@@ -366,6 +366,67 @@ static void test_learns(void) {
   setup_free(&s);
 }
 
+/* "auto" bins (boost.c, top): 2400 rows of 3 classes, 2 features, eps 1:
+** sqrt(n^ / 6) is within 19.5 .. 20.5 for any plausible n^ -> 20 bins. The
+** rows kept at 120 and mapped to 20 must give exactly the model counted at
+** 20 bins with the same noise. */
+static void test_auto_bins(void) {
+  char json[1024];
+  setup a, f;
+  snprintf(json, sizeof json, CLS_OPTS, "1", "");
+  setup_parse(&a, json);
+  snprintf(json, sizeof json, CLS_OPTS, "1", ", \"bins\": 20");
+  setup_parse(&f, json);
+  void *sa = trained(&a, 2400, "auto-bins"), *sf = trained(&f, 2400, "auto-bins");
+  rdt_bytes ba = {0}, bf = {0};
+  int ok = sa && sf && encode(sa, &ba) && encode(sf, &bf) && ba.n == bf.n && ba.n > 8;
+  uint32_t wa = 0, wf = 0;
+  for (int i = 0; ok && i < 4; i++) {
+    wa |= (uint32_t)ba.p[i] << (8 * i);
+    wf |= (uint32_t)bf.p[i] << (8 * i);
+  }
+  check(ok && wa == 20 + (120u << 16) && wf == 20 && memcmp(ba.p + 4, bf.p + 4, ba.n - 4) == 0,
+        "boost auto bins: 2400 rows -> 20 bins, scores identical to fixed 20 bins with the same noise");
+  int same = ok;
+  for (int i = 0; same && i < 200; i++) {
+    double x[2] = {i / 199.0, i % 3}, pa[3], pf[3];
+    L->predict(sa, x, pa);
+    L->predict(sf, x, pf);
+    same &= memcmp(pa, pf, sizeof pa) == 0;
+  }
+  check(same, "boost auto bins: predictions identical to fixed 20 bins, at and between bin edges");
+  /* decode refuses a fine resolution that is not 96/48/24/12/6 or not a multiple of the bins */
+  int refused = ok;
+  static const uint32_t bad[] = {20 + (96u << 16), 7 + (120u << 16), 20 + (240u << 16), 1 + (15u << 16)};
+  for (size_t k = 0; ok && k < sizeof bad / sizeof bad[0]; k++) {
+    unsigned char *m = malloc(ba.n);
+    if (!m) break;
+    memcpy(m, ba.p, ba.n);
+    for (int i = 0; i < 4; i++) m[i] = (unsigned char)(bad[k] >> (8 * i));
+    rdt_reader r = {m, ba.n, 0, 0};
+    void *t = L->decode(&r, &a.schema, &a.common);
+    refused &= t == NULL;
+    if (t) L->free(t);
+    free(m);
+  }
+  check(refused, "boost auto bins: decode refuses a bad fine resolution or bins that do not divide it");
+  /* few rows: never coarser than 10 bins */
+  void *sm = trained(&a, 300, "auto-bins-small");
+  rdt_bytes bm = {0};
+  uint32_t wm = 0;
+  if (sm && encode(sm, &bm) && bm.n >= 4)
+    for (int i = 0; i < 4; i++) wm |= (uint32_t)bm.p[i] << (8 * i);
+  check(wm == 10 + (120u << 16), "boost auto bins: 300 rows (sqrt(50) = 7) -> 10 bins, the floor");
+  rdt_bytes_free(&bm);
+  if (sm) L->free(sm);
+  rdt_bytes_free(&ba);
+  rdt_bytes_free(&bf);
+  if (sa) L->free(sa);
+  if (sf) L->free(sf);
+  setup_free(&a);
+  setup_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -381,6 +442,7 @@ int main(void) {
   test_fail_closed();
   test_trace();
   test_learns();
+  test_auto_bins();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

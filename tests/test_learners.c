@@ -153,15 +153,15 @@ static void test_nb_options(const rdt_schema *s) {
   void *st = start(l, NULL, s, &c, err, sizeof err);
   if (st) l->describe(st, &d);
   rdt_bytes_put(&d, "", 1);
-  check(st && !d.oom && strstr((char *)d.p, "\"bins\":10,") && strstr((char *)d.p, "not private"),
-        "naive_bayes: no options -> 10 bins, described as not private");
+  check(st && !d.oom && strstr((char *)d.p, "\"bins\":96,\"bins_rule\":\"auto\"") && strstr((char *)d.p, "not private"),
+        "naive_bayes: no options -> \"auto\" bins, rows binned at 96 until finish, described as not private");
   l->free(st);
   rdt_bytes_free(&d);
   st = start(l, "{\"bins\": 1024, \"trees\": 3}", s, &c, err, sizeof err);
   check(st != NULL, "naive_bayes: bins 1024 accepted, other keys left to the caller");
   l->free(st);
   const char *bad[] = {"{\"bins\": 1}", "{\"bins\": 1025}", "{\"bins\": 2.5}", "{\"bins\": \"8\"}",
-                       "{\"bins\": true}", "{\"bins\": null}", "{\"bins\": -3}", "{\"bins\": 1e3}"};
+                       "{\"bins\": true}", "{\"bins\": null}", "{\"bins\": -3}", "{\"bins\": 1e3}", "{\"bins\": \"Auto\"}"};
   int all = 1;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = 0;
@@ -169,7 +169,7 @@ static void test_nb_options(const rdt_schema *s) {
     all &= st == NULL && strstr(err, "\"bins\"") != NULL;
     if (st) l->free(st);
   }
-  check(all, "naive_bayes: 8 bad \"bins\" refused, the message names the option");
+  check(all, "naive_bayes: 9 bad \"bins\" refused, the message names the option");
   rdt_schema big = *s; /* a shallow copy: only the class count changes, nothing is freed */
   big.n_classes = RDT_MAX_CLASSES;
   err[0] = 0;
@@ -427,6 +427,100 @@ static void test_nb_private(const rdt_schema *s, const double *x, const uint32_t
   rdt_rng_clear(&rng);
 }
 
+/* "auto" bins (naive_bayes.c contract 3b): the table is coarsened exactly
+** from the fine resolution, the count follows the square-root rule on the
+** (noisy) row count, and version 2 round-trips and is checked on decode. */
+static void test_nb_auto_bins(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(0, 0);
+  char err[256];
+  rdt_rng rng;
+  seeded(&rng, "nb-auto");
+  /* not private: sqrt(3000 / 3) = 31.6 -> 32 bins; the same model as fixed 32 bins */
+  void *a = start(l, "{\"bins\": \"auto\"}", s, &c, err, sizeof err), *f = start(l, "{\"bins\": 32}", s, &c, err, sizeof err);
+  if (!a || !f) {
+    check(0, "naive_bayes auto: start");
+    if (a) l->free(a);
+    if (f) l->free(f);
+    return;
+  }
+  train(l, a, x, cls, 0, NTRAIN);
+  train(l, f, x, cls, 0, NTRAIN);
+  int ok = l->finish(a, &rng) == 1 && l->finish(f, &rng) == 1;
+  rdt_bytes d = {0};
+  l->describe(a, &d);
+  rdt_bytes_put(&d, "", 1);
+  check(ok && !d.oom && strstr((char *)d.p, "\"bins\":32,\"bins_rule\":\"auto\""),
+        "naive_bayes auto, not private: 3000 rows of 3 classes -> sqrt(1000) -> 32 bins");
+  rdt_bytes_free(&d);
+  double o1[NC], o2[NC], worst = 0;
+  for (size_t i = 0; ok && i < NTEST; i++) {
+    l->predict(a, tx + i * NF, o1);
+    l->predict(f, tx + i * NF, o2);
+    for (int k = 0; k < NC; k++) worst = fmax(worst, fabs(o1[k] - o2[k]));
+  }
+  check(ok && worst < 1e-12, "naive_bayes auto: tables coarsened from 96 bins predict as tables counted at 32");
+  l->free(a);
+  l->free(f);
+
+  /* private, eps 0.12: sqrt(n^ 0.12 / 3) ~ 11 -> 12 bins (n^ is within a few % of 3000) */
+  rdt_learn_common pc = common(1, 0.12);
+  a = start(l, NULL, s, &pc, err, sizeof err);
+  rdt_bytes e1 = {0}, e2 = {0};
+  ok = a != NULL;
+  if (ok) {
+    train(l, a, x, cls, 0, NTRAIN);
+    ok = l->finish(a, &rng) == 1 && encode(l, a, &e1);
+  }
+  memset(&d, 0, sizeof d);
+  if (ok) l->describe(a, &d);
+  rdt_bytes_put(&d, "", 1);
+  check(ok && !d.oom && strstr((char *)d.p, "\"bins\":12,\"bins_rule\":\"auto"),
+        "naive_bayes auto, eps 0.12: 12 bins from the noisy row count");
+  rdt_bytes_free(&d);
+  /* version 2: u32 version, u32 bins, u32 fine, ...; 2 numeric tables of 12 bins, 1 of 4 codes */
+  uint32_t ver = ok ? (uint32_t)e1.p[0] : 0, fine = ok ? (uint32_t)e1.p[8] : 0;
+  void *back = ok ? decode(l, e1.p, e1.n, s, &pc) : NULL;
+  int same = back && encode(l, back, &e2) && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0;
+  for (size_t i = 0; same && i < NTEST; i++) {
+    l->predict(a, tx + i * NF, o1);
+    l->predict(back, tx + i * NF, o2);
+    same &= memcmp(o1, o2, sizeof o1) == 0;
+  }
+  check(same && ver == 2 && fine == 96 && e1.n == 40 + 8 * (NC + NC * (12 + 12 + 4)),
+        "naive_bayes auto: version 2 (fine 96) round-trips byte-identical and predicts identically");
+  if (back) l->free(back);
+  int refused = ok;
+  static const uint32_t bad_fine[] = {95, 0, 192, 7};
+  for (size_t i = 0; ok && i < sizeof bad_fine / sizeof bad_fine[0]; i++) {
+    unsigned char *m = malloc(e1.n);
+    if (!m) break;
+    memcpy(m, e1.p, e1.n);
+    m[8] = (unsigned char)bad_fine[i];
+    m[9] = (unsigned char)(bad_fine[i] >> 8);
+    void *t = decode(l, m, e1.n, s, &pc);
+    refused &= t == NULL;
+    if (t) l->free(t);
+    free(m);
+  }
+  if (ok) { /* bins 7: not a divisor of 96 */
+    unsigned char *m = malloc(e1.n);
+    if (m) {
+      memcpy(m, e1.p, e1.n);
+      m[4] = 7;
+      void *t = decode(l, m, e1.n, s, &pc);
+      refused &= t == NULL;
+      if (t) l->free(t);
+      free(m);
+    }
+  }
+  check(refused, "naive_bayes auto: decode refuses a fine resolution outside 96/48/24/12/6 and bins that do not divide it");
+  rdt_bytes_free(&e1);
+  rdt_bytes_free(&e2);
+  if (a) l->free(a);
+  rdt_rng_clear(&rng);
+}
+
 /* No features (d = 0; the options always have one, so the schema is cut
 ** down by hand): the class counts alone, with the whole eps. */
 static void test_nb_no_features(void) {
@@ -627,6 +721,7 @@ int main(void) {
     test_nb_nonprivate(&s, x, cls, tx, tcls);
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
+    test_nb_auto_bins(&s, x, cls, tx);
     test_pt(&s, x, cls, tx, tcls);
     rdt_schema_free(&s);
   }

@@ -6,8 +6,19 @@
 ** the target range) clamped into the public target bounds.
 **
 ** Bins are public: numeric features in "bins" equal-width bins of their
-** bounds (option "bins", 2..255, default 10), categorical ones by code (their
-** n_values + 1 bins, `other` last; at most 65536 bins, the schema's limit).
+** bounds (option "bins", 2..255, or "auto", the default), categorical ones by
+** code (their n_values + 1 bins, `other` last; at most 65536 bins, the
+** schema's limit). "auto" (when the schema has a numeric feature; else 10
+** bins) keeps the rows binned at F = 120 (or the largest of 60, 30, 15
+** whose scores fit: from the schema) and, after the intercept's release,
+** uses B bins, the divisor of F nearest (in ratio) to
+** max(10, sqrt(n^ eps / (K d))) (K = 1 for regression): the square-root rule
+** of histograms on a class's rows, shrunk by the per-visit budget eps / d,
+** never coarser than the fixed default 10 (coarser bins lost 3 to 6 points
+** on wall_following, balance_scale and banknote: results/learners.md). n^ is the intercept's noisy
+** row count (the sum of the noisy class counts clamped at 0; regression: the
+** noisy count), so the choice is post-processing; non-private, the exact
+** count. Bin j of F is bin j / (F / B), in training and in predict().
 ** Options: "bins", "rounds" (1..4, default 1), "learning_rate" (0 < lr <= 10;
 ** default 1.0 for classification, 0.1 for regression, where d correlated
 ** features stepping together overshoot, see the design notes).
@@ -88,12 +99,14 @@
 #define MAX_ROUNDS 4
 #define MAX_LR 10.0
 #define MAX_CELLS ((uint64_t)1 << 24) /* score cells (bins x classes): 128 MiB of doubles */
+#define AUTO_FINE 120u /* "auto" bins: divisible by 10, 12, 15, 20, 24, 30, 40, 60 */
 
 typedef struct boost_state {
   uint32_t n_classes;    /* K; 0: regression */
   uint32_t nk;           /* score components per bin: K, or 1 */
   uint32_t nf;           /* features */
   uint32_t bins, rounds;
+  uint32_t fine;         /* "auto": the resolution rows are kept at (0: fixed bins) */
   double lr;
   int is_private;
   rdt_eps eps;
@@ -220,19 +233,32 @@ static boost_state *alloc_state(const rdt_schema *sc, const rdt_learn_common *c,
   return s;
 }
 
+/* Score cells of the schema at `bins` (saturating above MAX_CELLS). */
+static uint64_t cells_at(const rdt_schema *sc, const rdt_learn_common *c, uint32_t bins) {
+  uint64_t total = 0, nk = c->regression || !sc->n_classes ? 1 : sc->n_classes;
+  for (uint32_t f = 0; f < sc->n_features && total <= MAX_CELLS; f++) total += rdt_learn_bins(&sc->features[f], bins) * nk;
+  return total;
+}
+
 static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_learn_common *c, char *err,
                          size_t en) {
-  uint32_t bins = 10, rounds = 1;
+  uint32_t bins = 0, rounds = 1; /* bins 0: "auto" */
   double lr = c->regression ? 0.1 : 1.0;
   const rdt_json *j = rdt_json_get(opts, "bins");
   if (en) err[0] = 0;
-  if (j) {
+  if (j && !(j->type == RDT_JSON_STRING && strcmp(j->string, "auto") == 0)) {
     if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 2 || j->integer > 255) {
-      snprintf(err, en, "\"bins\" must be an integer from 2 to 255");
+      snprintf(err, en, "\"bins\" must be \"auto\" or an integer from 2 to 255");
       return NULL;
     }
     bins = (uint32_t)j->integer;
   }
+  int numeric = 0;
+  for (uint32_t f = 0; f < sc->n_features; f++) numeric |= sc->features[f].type == RDT_FEATURE_NUMERIC;
+  uint32_t fine = !bins && numeric ? AUTO_FINE : 0;
+  /* the finest of 120, 60, 30, 15 whose scores fit MAX_CELLS: from the schema alone */
+  while (fine > 15 && cells_at(sc, c, fine) > MAX_CELLS) fine /= 2;
+  if (!bins) bins = fine ? fine : 10;
   if ((j = rdt_json_get(opts, "rounds"))) {
     if (j->type != RDT_JSON_NUMBER || !j->is_integer || j->integer < 1 || j->integer > MAX_ROUNDS) {
       snprintf(err, en, "\"rounds\" must be an integer from 1 to %d (with pure epsilon every round divides it)",
@@ -248,10 +274,22 @@ static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_l
     }
     lr = j->number;
   }
-  return alloc_state(sc, c, bins, rounds, lr, err, en);
+  boost_state *s = alloc_state(sc, c, bins, rounds, lr, err, en);
+  if (s) s->fine = fine;
+  return s;
 }
 
 /* ---- rows ---------------------------------------------------------------- */
+
+/* A kept bin (at F when "auto") at the current bins. */
+static uint32_t to_bins(const boost_state *s, uint32_t f, uint32_t b) {
+  return s->fine && s->feat[f].type == RDT_FEATURE_NUMERIC ? b / (s->fine / s->bins) : b;
+}
+
+/* The bin of value x of feature f at the current bins. */
+static uint32_t value_bin(const boost_state *s, uint32_t f, double x) {
+  return to_bins(s, f, rdt_learn_bin(&s->feat[f], s->fine ? s->fine : s->bins, x));
+}
 
 static uint32_t row_bin(const boost_state *s, const unsigned char *row, uint32_t f) {
   if (s->width == 1) return row[f];
@@ -299,7 +337,7 @@ static void boost_row(void *st, const double *x, uint32_t cls, double target) {
   if (!reserve(s, 1)) return;
   unsigned char *row = s->rows + s->n_rows * s->row_size;
   for (uint32_t f = 0; f < s->nf; f++) {
-    uint32_t b = rdt_learn_bin(&s->feat[f], s->bins, x[f]);
+    uint32_t b = rdt_learn_bin(&s->feat[f], s->fine ? s->fine : s->bins, x[f]); /* kept at F when "auto" */
     if (s->width == 1) {
       row[f] = (unsigned char)b;
     } else {
@@ -320,7 +358,8 @@ static void boost_row(void *st, const double *x, uint32_t cls, double target) {
 static int boost_merge(void *into, const void *from) {
   boost_state *a = into;
   const boost_state *b = from;
-  if (a->n_classes != b->n_classes || a->nf != b->nf || a->bins != b->bins || a->rounds != b->rounds ||
+  if (a->n_classes != b->n_classes || a->nf != b->nf || a->bins != b->bins || a->fine != b->fine ||
+      a->rounds != b->rounds ||
       a->row_size != b->row_size || a->width != b->width || a->lr != b->lr)
     return 0;
   if (b->oom) a->oom = 1;
@@ -347,17 +386,18 @@ static int64_t release(noise_sink *ns, int is_private, int64_t v, uint64_t s, ui
 }
 
 /* Contract 2: the intercept into s->intercept, and every row's scores. */
-static void fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
-                          int64_t *counts) {
+static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
+                            int64_t *counts) {
   double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
   if (s->n_classes) {
     for (size_t i = 0; i < s->n_rows; i++) counts[row_class(s, s->rows + i * s->row_size)]++;
-    double pseudo = s->is_private ? scale0 / 2 : 0.5;
+    double pseudo = s->is_private ? scale0 / 2 : 0.5, n_hat = 0;
     for (uint32_t k = 0; k < s->n_classes; k++) {
       int64_t v = release(ns, s->is_private, counts[k], a, b);
       s->intercept[k] = clamp_score(log((v > 0 ? (double)v : 0) + pseudo));
+      n_hat += v > 0 ? (double)v : 0;
     }
-    return;
+    return n_hat;
   }
   int64_t n = 0, sum = 0;
   for (size_t i = 0; i < s->n_rows; i++) {
@@ -369,6 +409,34 @@ static void fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b
   double pseudo = scale0; /* half the count's noise scale 2/eps_0 (eps_0 / 2 each), as constant.c */
   s->intercept[0] = rdt_learn_noisy_mean((double)n, (double)sum / (1 << SUM_GRID_LOG2), pseudo);
   (void)counts;
+  return n > 0 ? (double)n : 0;
+}
+
+/* "auto" bins (top of the file): B from the released n^, then the features'
+** bins and offsets at B. The score array was sized at F and is still all
+** zeros: only its prefix is used. */
+static void choose_bins(boost_state *s, double n_hat) {
+  double eps = s->is_private ? rdt_eps_to_double(s->eps) : 1;
+  double want = sqrt(n_hat * eps / ((double)s->nk * (s->nf ? s->nf : 1)));
+  if (want < 10) want = 10;
+  uint32_t best = s->fine;
+  double best_gap = INFINITY;
+  for (uint32_t b = 2; b <= s->fine; b++) {
+    if (s->fine % b) continue;
+    double gap = fabs(log((double)b / (want > 1 ? want : 1)));
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = b;
+    }
+  }
+  s->bins = best;
+  uint32_t total = 0;
+  for (uint32_t f = 0; f < s->nf; f++) {
+    s->nb[f] = rdt_learn_bins(&s->feat[f], best);
+    s->off[f] = total;
+    total += s->nb[f];
+  }
+  s->total_bins = total; /* <= the total at F */
 }
 
 int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len) {
@@ -397,7 +465,8 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
   if (ok) {
     noise_sink ns = {noise, trace, trace_len, 0};
     memset(sums, 0, n_sums * sizeof *sums);
-    fit_intercept(s, &ns, a0, b0, a1, b1, sums);
+    double n_hat = fit_intercept(s, &ns, a0, b0, a1, b1, sums);
+    if (s->fine) choose_bins(s, n_hat);
     for (size_t i = 0; i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
     double h = hessian_bound(s);
     double ridge = h;
@@ -413,7 +482,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
         /* Contract 3: the exact per-bin vectors. */
         for (size_t i = 0; i < s->n_rows; i++) {
           const unsigned char *row = s->rows + i * s->row_size;
-          int64_t *v = sums + (size_t)row_bin(s, row, f) * vec;
+          int64_t *v = sums + (size_t)to_bins(s, f, row_bin(s, row, f)) * vec;
           double *z = F + i * nk;
           v[0] += COUNT_WEIGHT;
           if (K) {
@@ -446,7 +515,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
           }
         }
         for (size_t i = 0; i < s->n_rows; i++) {
-          const double *d = delta + (size_t)row_bin(s, s->rows + i * s->row_size, f) * nk;
+          const double *d = delta + (size_t)to_bins(s, f, row_bin(s, s->rows + i * s->row_size, f)) * nk;
           for (uint32_t k = 0; k < nk; k++) F[i * nk + k] += d[k];
         }
       }
@@ -472,13 +541,14 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
 static int boost_finish(void *st, rdt_rng *noise) { return rdt_boost_finish_traced(st, noise, 0, NULL, 0); }
 
 /* ---- codec --------------------------------------------------------------- */
-/* Payload: u32 bins, u32 rounds, f64 learning_rate, nk f64 intercepts, then
+/* Payload: u32 bins (with "auto" bins: B + 65536 F), u32 rounds, f64
+** learning_rate, nk f64 intercepts, then
 ** total_bins * nk f64 scores (feature by feature, bin by bin, class by
 ** class). Everything else follows from the schema and the common facts. */
 
 static void boost_encode(const void *st, rdt_bytes *out) {
   const boost_state *s = st;
-  rdt_bytes_u32(out, s->bins);
+  rdt_bytes_u32(out, s->bins + (s->fine << 16));
   rdt_bytes_u32(out, s->rounds);
   rdt_bytes_f64(out, s->lr);
   for (uint32_t k = 0; k < s->nk; k++) rdt_bytes_f64(out, s->intercept[k]);
@@ -490,12 +560,15 @@ static int score_ok(double v) { return isfinite(v) && v >= -SCORE_LIMIT && v <= 
 static void *boost_decode(rdt_reader *in, const rdt_schema *sc, const rdt_learn_common *c) {
   char err[8];
   uint32_t bins = rdt_read_u32(in), rounds = rdt_read_u32(in);
+  uint32_t fine = bins >> 16;
+  bins &= 0xffff;
   double lr = rdt_read_f64(in);
-  if (in->bad || bins < 2 || bins > 255 || rounds < 1 || rounds > MAX_ROUNDS || !(lr > 0 && lr <= MAX_LR) ||
+  if (in->bad || bins < 2 || bins > 255 || (fine && ((fine != 120 && fine != 60 && fine != 30 && fine != 15) || fine % bins)) || rounds < 1 || rounds > MAX_ROUNDS || !(lr > 0 && lr <= MAX_LR) ||
       (!c->regression && sc->n_classes == 0) || (c->regression && sc->n_classes != 0))
     return NULL;
   boost_state *s = alloc_state(sc, c, bins, rounds, lr, err, sizeof err);
   if (!s) return NULL;
+  s->fine = fine;
   /* Refuse before reading what the payload cannot hold. */
   size_t cells = (size_t)s->total_bins * s->nk;
   if ((in->n - in->pos) / 8 < cells + s->nk) {
@@ -527,7 +600,7 @@ static void boost_predict(const void *st, const double *x, double *out) {
   const boost_state *s = st;
   for (uint32_t k = 0; k < s->nk; k++) out[k] = s->intercept[k];
   for (uint32_t f = 0; f < s->nf; f++) {
-    const double *sc = s->scores + ((size_t)s->off[f] + rdt_learn_bin(&s->feat[f], s->bins, x[f])) * s->nk;
+    const double *sc = s->scores + ((size_t)s->off[f] + value_bin(s, f, x[f])) * s->nk;
     for (uint32_t k = 0; k < s->nk; k++) out[k] += sc[k];
   }
   if (s->n_classes) {
@@ -549,10 +622,11 @@ static void boost_describe(const void *st, rdt_bytes *json) {
            "feature visit releases per bin the row count (%d grid units a row) and the %s (%d grid units per 1.0) "
            "as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
            "on every component; the step divides by a public Hessian bound times the noisy count plus a ridge\","
-           "\"rounds\":%u,\"bins\":%u,\"learning_rate\":%.17g,",
+           "\"rounds\":%u,\"bins\":%u,\"bins_rule\":\"%s\",\"learning_rate\":%.17g,",
            COUNT_WEIGHT, s->n_classes ? "softmax gradient sums (L1 at most 2 per row, + K for rounding)"
                                       : "clipped residual sums (at most 1 per row)",
-           GRID, S, S, s->rounds, s->bins, s->lr);
+           GRID, S, S, s->rounds, s->bins,
+           s->fine ? "auto: the square-root rule on the noisy row count per visit budget" : "fixed", s->lr);
   rdt_bytes_text(json, buf);
   if (s->is_private)
     snprintf(buf, sizeof buf, "\"epsilon_intercept\":%.17g,\"epsilon_per_visit\":%.17g,\"visits\":%llu,",

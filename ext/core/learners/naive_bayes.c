@@ -3,10 +3,17 @@
 ** "naive_bayes", id 2, classification only), behind learner.h.
 **
 ** Contract:
-**   1. Options: "bins" (integer 2..1024, default 10): equal-width public bins
-**      of every numeric feature over its public [min, max] (rdt_learn_bin);
-**      a categorical feature bins by its code (n_values + 1 bins, `other`
-**      last). Bins come from the schema and the options, never from rows.
+**   1. Options: "bins" (integer 2..1024, or "auto", the default):
+**      equal-width public bins of every numeric feature over its public
+**      [min, max] (rdt_learn_bin); a categorical feature bins by its code
+**      (n_values + 1 bins, `other` last). A fixed count comes from the
+**      options. "auto" bins the rows at a fine resolution F (96, or the
+**      largest of 48, 24, 12, 6 whose tables fit RDT_NB_MAX_COUNTERS: from the
+**      schema) and finish() coarsens every numeric table to B bins, B a
+**      divisor of F (bin j of F goes to j / (F / B)), chosen from the
+**      released noisy class counts alone (contract 3b). A schema without
+**      a numeric feature has nothing to choose: "auto" is then 10 bins and
+**      the payload version 1.
 **   2. State: C class counts and, per feature f, a C x B_f table of counts
 **      (int64). A row of class k adds 1 to count k and 1 to the cell
 **      (k, bin_f(x_f)) of each of the d tables.
@@ -19,6 +26,14 @@
 **      1/eps_class, every table cell of scale d/eps_tables = 1/per, about
 **      (d+1)/eps: each release is pure DP for its sensitivity, and together
 **      they are eps-DP by sequential composition.
+**   3b. "auto" bins: the class counts are noised first; n^ = the sum of the
+**      noisy counts clamped at 0 is post-processing of that release. B is
+**      the divisor of F nearest (in ratio) to sqrt(n^ eps / K): the
+**      square-root rule of histograms applied to a class's rows, shrunk by
+**      the budget (fewer, fuller cells when the noise is larger). The
+**      tables are coarsened exactly (a sum of exact counts keeps
+**      sensitivity d) and then noised as in 3. Non-private: sqrt(n / K).
+**      The choice depends on released values only.
 **   4. finish() draws the noise of every counter whatever its value (the
 **      work does not depend on the rows) and the noisy counter replaces the
 **      exact one, so nothing exact remains. If the noise cannot be set up
@@ -33,10 +48,12 @@
 **   6. Payload (little-endian): u32 version (1), u32 bins, u32 private
 **      (0 or 1), u64 eps_class num, u64 eps_tables num, u32 C, u32 d, then
 **      every counter as u64 (two's complement): the C class counts, then
-**      table 0 class by class, table 1, ... decode() checks each field
-**      against the schema and the common facts (C, d, bins in 2..1024, the
-**      private flag, the shares equal to the split of eps in 3) and the
-**      payload's length before it allocates.
+**      table 0 class by class, table 1, ... Version 2 ("auto" bins) adds
+**      u32 F after the bins: predict() bins a value at F and maps it to B as
+**      training did. decode() checks each field against the schema and the
+**      common facts (C, d, bins in 2..1024, F one of the fine resolutions
+**      and a multiple of the bins, the private flag, the shares equal to the
+**      split of eps in 3) and the payload's length before it allocates.
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
 **      states of the same shape only; row() ignores a released state.
@@ -50,9 +67,12 @@
 #include <string.h>
 
 #define NB_VERSION 1u
+#define NB_VERSION_AUTO 2u
+#define NB_AUTO_FINE 96u /* divisible by 2, 3, 4, 6, 8, 12, 16, 24, 32, 48 */
 
 typedef struct nb_state {
   uint32_t n_classes, n_features, bins;
+  uint32_t fine; /* "auto": the resolution rows are binned at (bins = fine until finish); 0: fixed bins */
   int is_private, released;
   rdt_eps eps_class, eps_tables;
   rdt_feature *features; /* binning facts only (type, min, max, n_values): no pointers */
@@ -81,6 +101,14 @@ static void nb_split(rdt_eps eps, uint32_t d, rdt_eps *cls, rdt_eps *tables) {
   uint64_t per = eps.num / ((uint64_t)d + 1);
   tables->num = per * d; /* <= eps.num: no overflow */
   cls->num = eps.num - tables->num;
+}
+
+/* The bin of value x of feature f (contract 1): numeric values of an "auto"
+** state are binned at the fine resolution and mapped to the current bins. */
+static uint32_t nb_bin(const nb_state *st, uint32_t f, double x) {
+  const rdt_feature *ft = &st->features[f];
+  if (!st->fine || ft->type != RDT_FEATURE_NUMERIC) return rdt_learn_bin(ft, st->bins, x);
+  return rdt_learn_bin(ft, st->fine, x) / (st->fine / st->bins);
 }
 
 /* Counters of the schema's shape with these bins: class counts plus every
@@ -147,17 +175,26 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     if (en) snprintf(err, en, "naive_bayes needs at least one class");
     return NULL;
   }
-  uint32_t bins = RDT_NB_DEFAULT_BINS;
+  uint32_t bins = 0; /* "auto" */
   const rdt_json *b = opts ? rdt_json_get(opts, "bins") : NULL;
-  if (b) {
+  if (b && !(b->type == RDT_JSON_STRING && strcmp(b->string, "auto") == 0)) {
     if (b->type != RDT_JSON_NUMBER || !b->is_integer || b->integer < 2 || b->integer > RDT_NB_MAX_BINS) {
-      if (en) snprintf(err, en, "option \"bins\" must be an integer from 2 to %u", RDT_NB_MAX_BINS);
+      if (en) snprintf(err, en, "option \"bins\" must be \"auto\" or an integer from 2 to %u", RDT_NB_MAX_BINS);
       return NULL;
     }
     bins = (uint32_t)b->integer;
   }
+  int numeric = 0;
+  for (uint32_t f = 0; f < s->n_features; f++) numeric |= s->features[f].type == RDT_FEATURE_NUMERIC;
+  int is_auto = !bins && numeric;
+  if (!bins) bins = RDT_NB_DEFAULT_BINS; /* no numeric feature: nothing to choose, version 1 */
+  if (is_auto) { /* the finest resolution whose tables fit: from the schema alone */
+    bins = NB_AUTO_FINE;
+    while (bins > 6 && nb_counters(s, bins) > RDT_NB_MAX_COUNTERS) bins /= 2;
+  }
   nb_state *st = nb_alloc(s, bins, c->is_private != 0, err, en);
   if (!st) return NULL;
+  if (is_auto) st->fine = bins;
   if (st->is_private) nb_split(c->eps, st->n_features, &st->eps_class, &st->eps_tables);
   return st;
 }
@@ -169,12 +206,12 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
   if (st->released || cls >= st->n_classes) return;
   st->counts[cls]++;
   for (uint32_t f = 0; f < st->n_features; f++)
-    st->counts[st->offset[f] + (size_t)cls * st->n_bins[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])]++;
+    st->counts[st->offset[f] + (size_t)cls * st->n_bins[f] + nb_bin(st, f, x[f])]++;
 }
 
 /* Same options and schema: same shape and shares. */
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
-  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins ||
+  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
       a->is_private != b->is_private || a->eps_class.num != b->eps_class.num ||
       a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts)
     return 0;
@@ -222,6 +259,56 @@ static void nb_prepare(nb_state *st) {
   }
 }
 
+/* Contract 3b: the bins of an "auto" state, from the released (noisy) class
+** counts only. */
+static uint32_t nb_auto_bins(const nb_state *st) {
+  double n = 0;
+  for (uint32_t k = 0; k < st->n_classes; k++) n += st->counts[k] > 0 ? (double)st->counts[k] : 0;
+  double eps = st->is_private ? rdt_eps_to_double(st->eps_class) + rdt_eps_to_double(st->eps_tables) : 1;
+  double want = sqrt(n * eps / st->n_classes);
+  uint32_t best = st->fine;
+  double best_gap = INFINITY;
+  for (uint32_t b = 2; b <= st->fine; b++) {
+    if (st->fine % b) continue;
+    double gap = fabs(log((double)b / (want > 1 ? want : 1)));
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = b;
+    }
+  }
+  return best;
+}
+
+/* Contract 1: every numeric table from the fine resolution to `bins` (a
+** divisor), in place: a destination never lies beyond a source not yet read
+** (offsets shrink, and a row is summed into `row` before it is written). */
+static void nb_coarsen(nb_state *st, uint32_t bins) {
+  uint32_t C = st->n_classes, m = st->fine / bins;
+  int64_t row[NB_AUTO_FINE];
+  size_t at = C;
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    uint32_t B = st->n_bins[f], nb = st->features[f].type == RDT_FEATURE_NUMERIC ? bins : B;
+    size_t from = st->offset[f];
+    st->offset[f] = at;
+    for (uint32_t k = 0; k < C; k++) {
+      if (nb == B) {
+        memmove(st->counts + at, st->counts + from + (size_t)k * B, B * sizeof *st->counts);
+      } else {
+        memset(row, 0, sizeof row);
+        for (uint32_t j = 0; j < B; j++) row[j / m] = rdt_learn_add_sat(row[j / m], st->counts[from + (size_t)k * B + j]);
+        memcpy(st->counts + at, row, nb * sizeof *st->counts);
+      }
+      at += nb;
+    }
+    st->n_bins[f] = nb;
+  }
+  /* the cells beyond the new end held exact counts: wipe them */
+  sodium_memzero(st->counts + at, (st->n_counts - at) * sizeof *st->counts);
+  st->offset[st->n_features] = at;
+  st->n_counts = at;
+  st->bins = bins;
+}
+
 static int nb_finish(void *p, rdt_rng *noise) {
   nb_state *st = p;
   if (st->released) return 0;
@@ -233,12 +320,12 @@ static int nb_finish(void *p, rdt_rng *noise) {
   }
   st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
   if (!st->logp) return 0;
-  if (st->is_private) {
-    uint32_t C = st->n_classes;
-    for (size_t i = 0; i < st->n_counts; i++)
-      st->counts[i] = rdt_learn_add_sat(st->counts[i], i < C ? rdt_discrete_laplace(noise, cs, ct)
-                                                   : rdt_discrete_laplace(noise, ts, tt));
-  }
+  uint32_t C = st->n_classes;
+  if (st->is_private)
+    for (uint32_t k = 0; k < C; k++) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
+  if (st->fine) nb_coarsen(st, nb_auto_bins(st));
+  if (st->is_private)
+    for (size_t i = C; i < st->n_counts; i++) st->counts[i] = rdt_learn_add_sat(st->counts[i], rdt_discrete_laplace(noise, ts, tt));
   st->released = 1;
   nb_prepare(st);
   return 1;
@@ -250,8 +337,9 @@ static void nb_encode(const void *p, rdt_bytes *out) {
     out->oom = 1;
     return;
   }
-  rdt_bytes_u32(out, NB_VERSION);
+  rdt_bytes_u32(out, st->fine ? NB_VERSION_AUTO : NB_VERSION);
   rdt_bytes_u32(out, st->bins);
+  if (st->fine) rdt_bytes_u32(out, st->fine);
   rdt_bytes_u32(out, (uint32_t)st->is_private);
   rdt_bytes_u64(out, st->eps_class.num);
   rdt_bytes_u64(out, st->eps_tables.num);
@@ -261,11 +349,15 @@ static void nb_encode(const void *p, rdt_bytes *out) {
 }
 
 static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
-  uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in), priv = rdt_read_u32(in);
+  uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in);
+  uint32_t fine = version == NB_VERSION_AUTO ? rdt_read_u32(in) : 0, priv = rdt_read_u32(in);
   rdt_eps ec = {rdt_read_u64(in)}, et = {rdt_read_u64(in)};
   uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
   if (in->bad) return NULL;
-  int ok = version == NB_VERSION && bins >= 2 && bins <= RDT_NB_MAX_BINS && priv <= 1 && C == s->n_classes &&
+  int fine_ok = version == NB_VERSION ||
+                (version == NB_VERSION_AUTO && (fine == 96 || fine == 48 || fine == 24 || fine == 12 || fine == 6) &&
+                 bins >= 2 && fine % bins == 0);
+  int ok = fine_ok && bins >= 2 && bins <= RDT_NB_MAX_BINS && priv <= 1 && C == s->n_classes &&
            C >= 1 && d == s->n_features && (int)priv == (c->is_private != 0) && !c->regression;
   if (ok && priv) {
     rdt_eps want_c, want_t;
@@ -286,6 +378,7 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
     in->bad = 1;
     return NULL;
   }
+  st->fine = fine;
   st->eps_class = ec;
   st->eps_tables = et;
   for (size_t i = 0; i < st->n_counts; i++) st->counts[i] = (int64_t)rdt_read_u64(in);
@@ -310,7 +403,7 @@ static void nb_predict(const void *p, const double *x, double *out) {
   for (uint32_t k = 0; k < C; k++) {
     double lp = st->logp[k];
     for (uint32_t f = 0; f < st->n_features; f++)
-      lp += st->logp[st->offset[f] + (size_t)k * st->n_bins[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])];
+      lp += st->logp[st->offset[f] + (size_t)k * st->n_bins[f] + nb_bin(st, f, x[f])];
     out[k] = lp;
   }
   rdt_learn_softmax(out, C, out);
@@ -323,13 +416,14 @@ static void nb_describe(const void *p, rdt_bytes *json) {
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"naive Bayes: discrete Laplace noise of scale (d+1)/epsilon on every class count and "
              "table cell (d = %u features; L1 sensitivity 1 for the class counts, d for the tables; epsilon split "
-             "exactly between them)\",\"bins\":%u,\"epsilon_class_counts\":%.17g,\"epsilon_tables\":%.17g,",
-             st->n_features, st->bins, rdt_eps_to_double(st->eps_class), rdt_eps_to_double(st->eps_tables));
+             "exactly between them)\",\"bins\":%u,\"bins_rule\":\"%s\",\"epsilon_class_counts\":%.17g,"
+             "\"epsilon_tables\":%.17g,",
+             st->n_features, st->bins, st->fine ? "auto: the square-root rule on the noisy row count" : "fixed", rdt_eps_to_double(st->eps_class), rdt_eps_to_double(st->eps_tables));
   else
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"naive Bayes, not private: exact class counts and tables\",\"bins\":%u,"
-             "\"epsilon_class_counts\":null,\"epsilon_tables\":null,",
-             st->bins);
+             "\"bins_rule\":\"%s\",\"epsilon_class_counts\":null,\"epsilon_tables\":null,",
+             st->bins, st->fine ? "auto" : "fixed");
   rdt_bytes_text(json, buf);
 }
 
