@@ -112,21 +112,31 @@ static const char *const AUDIT_COLUMNS[] = {"outcome", "model_id", "model_sha256
 /* What the cursor reads, in the order of the C_ enum. */
 #define CHARGE_COLUMNS "time, function, curator_note, outcome, model_id, model_sha256, trained, note"
 
+/* 1 if rdt_charges has the column, 0 if not; an SQLite code < 0 on error. */
+static int has_column(sqlite3 *store, const char *column) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(store, "SELECT 1 FROM pragma_table_info('rdt_charges') WHERE name = ?1", -1, &q, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(q, 1, column, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -(rc ? rc : SQLITE_ERROR);
+}
+
 /* Adds the audit columns a ledger file lacks, in one IMMEDIATE transaction
-** (two connections opening an old file at once add them once). */
+** (two connections opening an old file at once add them once). A file that
+** has them all is only read: a read-only ledger file can still be listed. */
 static int add_audit_columns(sqlite3 *store) {
+  int missing = 0, has;
+  for (size_t i = 0; i < N_AUDIT_COLUMNS; i++) {
+    if ((has = has_column(store, AUDIT_COLUMNS[i])) < 0) return -has;
+    missing |= !has;
+  }
+  if (!missing) return SQLITE_OK;
   int rc = sqlite3_exec(store, "BEGIN IMMEDIATE", NULL, NULL, NULL);
   for (size_t i = 0; rc == SQLITE_OK && i < N_AUDIT_COLUMNS; i++) {
-    sqlite3_stmt *q = NULL;
-    rc = sqlite3_prepare_v2(store, "SELECT 1 FROM pragma_table_info('rdt_charges') WHERE name = ?1", -1, &q, NULL);
-    int has = 0;
-    if (rc == SQLITE_OK) {
-      sqlite3_bind_text(q, 1, AUDIT_COLUMNS[i], -1, SQLITE_STATIC);
-      int step = sqlite3_step(q);
-      has = step == SQLITE_ROW;
-      if (step != SQLITE_ROW && step != SQLITE_DONE) rc = step;
-    }
-    sqlite3_finalize(q);
+    if ((has = has_column(store, AUDIT_COLUMNS[i])) < 0) rc = -has; /* again, under the lock */
     if (rc == SQLITE_OK && !has) {
       char *sql = sqlite3_mprintf("ALTER TABLE rdt_charges ADD COLUMN %s TEXT", AUDIT_COLUMNS[i]);
       rc = sql ? sqlite3_exec(store, sql, NULL, NULL, NULL) : SQLITE_NOMEM;

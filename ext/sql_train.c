@@ -376,7 +376,8 @@ static char *trained_json(const train_state *st) {
     sqlite3_str_appendf(o, "{\"algorithm\":\"%s\"", c->algorithm == RDT_ALGO_DIPRIME ? "diprime"
                                                       : f->sharp                        ? "rdt#"
                                                                                         : "rdt");
-    if (f->matrix) sqlite3_str_appendf(o, ",\"noise\":\"matrix\",\"strategy\":\"%s\"", rdt_strategy_name(f->matrix->strategy));
+    if (f->matrix)
+      sqlite3_str_appendf(o, ",\"noise\":\"matrix\",\"strategy\":\"%s\"", rdt_strategy_name(f->matrix->strategy));
     sqlite3_str_appendf(o, ",\"trees\":%u,\"depth\":%u,\"depth_from\":\"%s\"", c->trees, c->depth,
                         c->auto_depth ? "noisy row count" : st->depth_from_public ? "public rows" : "options");
     if (f->sharp) sqlite3_str_appendf(o, ",\"primary_trees\":%u", c->primary_trees);
