@@ -29,12 +29,12 @@ CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c 
             ext/core/learner.c $(sort $(wildcard ext/core/learners/*.c))
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_fit.c ext/sql_predict.c \
            ext/sql_median.c ext/sql_sign.c ext/sql_inspect.c ext/sql_export.c ext/sql_ledger.c ext/sql_batch.c \
-           ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_evaluate.c
+           ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_evaluate.c ext/sql_check.c ext/sql_features.c
 HEADERS := $(wildcard ext/*.h ext/core/*.h ext/core/learners/*.h)
 
 EXT := dist/rdt.$(SOEXT)
 
-.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce reproduce-tables
+.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce reproduce-tables packages
 
 all: $(EXT)
 
@@ -117,6 +117,13 @@ install: $(EXT) $(STATIC)
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/librdt.a
 	install -m 644 ext/rdt.h $(DESTDIR)$(INCLUDEDIR)/rdt.h
 	install -m 644 dist/rdt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
+
+# make packages  copies the built module and LICENSE into python/ (package sqlite_rdt) and npm/,
+#                so that `pip install ./python` and `npm pack ./npm` ship them (docs/guide.md).
+packages: $(EXT)
+	cp $(EXT) python/sqlite_rdt/rdt.$(SOEXT)
+	cp LICENSE python/LICENSE
+	cp $(EXT) LICENSE npm/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/rdt.$(SOEXT) $(DESTDIR)$(LIBDIR)/librdt.a $(DESTDIR)$(INCLUDEDIR)/rdt.h \

@@ -41,6 +41,11 @@ static const struct {
     {"dp_quantile", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_quantile_func, NULL, NULL},
     {"rdt_train", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_train_step, rdt_train_final},
     {"rdt_predict_batch", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_predict_batch_step, rdt_predict_batch_final},
+    /* Not private (their output is exact facts of the rows, for the
+    ** curator's eyes) and they read private rows: direct calls only. */
+    {"rdt_check", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_check_func, NULL, NULL},
+    {"rdt_check", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_check_step, rdt_check_final},
+    {"rdt_features", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_features_func, NULL, NULL},
     {"dp_median_split", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_median_step, rdt_median_final},
     /* Not deterministic: a probabilistic-vote model draws a coin per call. */
     {"rdt_predict", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, rdt_predict_func, NULL, NULL},

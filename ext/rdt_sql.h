@@ -147,6 +147,12 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_train_final(sqlite3_context *ctx);
+/* rdt_check(options, query) and its aggregate form (sql_check.c);
+** rdt_features(table_or_query, label) (sql_features.c). */
+void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_check_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_check_final(sqlite3_context *ctx);
+void rdt_features_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* {"<class>": p, ...}, rdt_predict_proba's result, as the SQL result. */

@@ -41,8 +41,8 @@
 #include "core/options.h"
 #include "sql_train.h"
 
-/* Prepares one read-only statement; 0 with a message otherwise. */
-static sqlite3_stmt *prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en) {
+/* Prepares one read-only statement; 0 with a message otherwise (sql_train.h). */
+sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en) {
   sqlite3_stmt *stmt = NULL;
   if (sqlite3_value_type(arg) != SQLITE_TEXT) {
     snprintf(err, en, "the second argument must be the query, one SELECT as TEXT");
@@ -65,7 +65,7 @@ static sqlite3_stmt *prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, s
 /* ---- rdt_fit ---------------------------------------------------------------- */
 
 /* Maps result columns to the label (*label_col) and the features (col[j]). */
-static int bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
+int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
                         char *err, size_t en) {
   int n = sqlite3_column_count(stmt);
   *label_col = -1;
@@ -123,7 +123,7 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (!rdt_train_configure(s, db, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
                            err, sizeof err) ||
-      !(stmt = prepare_query(db, argv[1], err, sizeof err)))
+      !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err)))
     goto done;
   uint32_t nf = rdt_train_schema(s)->n_features;
   col = malloc(nf * sizeof *col);
@@ -132,7 +132,7 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(err, sizeof err, "out of memory");
     goto done;
   }
-  if (!bind_columns(stmt, rdt_train_schema(s), rdt_train_label_name(s), &label_col, col, err, sizeof err) ||
+  if (!rdt_fit_bind_columns(stmt, rdt_train_schema(s), rdt_train_label_name(s), &label_col, col, err, sizeof err) ||
       !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", err, sizeof err) ||
       !rdt_train_build(s, db, err, sizeof err))
     goto done;
@@ -274,7 +274,7 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_ledger_receipt receipt = {0};
   int ok = 0, rc = SQLITE_DONE;
   double out = 0;
-  if (!quantile_parse(argv[0], &o, err, sizeof err) || !(stmt = prepare_query(db, argv[1], err, sizeof err)))
+  if (!quantile_parse(argv[0], &o, err, sizeof err) || !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err)))
     goto done;
   if (sqlite3_column_count(stmt) != 1) {
     snprintf(err, sizeof err, "the query must return one column (the values), not %d", sqlite3_column_count(stmt));

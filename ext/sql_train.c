@@ -306,6 +306,27 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
   return configure_options(st, db, json, len, err, en) && read_note(st, json, len, err, en);
 }
 
+void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
+  memset(out, 0, sizeof *out);
+  if (st->learner) {
+    out->algorithm = st->learner->name;
+    out->is_private = st->lcommon.is_private;
+    out->seeded = st->lcommon.seeded;
+    out->regression = st->lcommon.regression;
+    out->target_min = st->lcommon.target_min;
+    out->target_max = st->lcommon.target_max;
+    return;
+  }
+  const rdt_config *c = &st->config;
+  out->algorithm = algorithm_note(c);
+  out->is_private = c->is_private;
+  out->seeded = c->seeded;
+  out->regression = c->task == RDT_TASK_REGRESSION;
+  out->target_min = c->target_min;
+  out->target_max = c->target_max;
+  out->max_rows = c->algorithm == RDT_ALGO_DIPRIME ? c->max_rows : 0;
+}
+
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
   const rdt_config *config = &st->config;
   if (st->learner)

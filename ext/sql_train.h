@@ -33,6 +33,16 @@ int rdt_train_configure(rdt_train_session *s, sqlite3 *db, const char *json, siz
 const rdt_schema *rdt_train_schema(const rdt_train_session *s);
 const char *rdt_train_label_name(const rdt_train_session *s);
 const char *rdt_train_ledger(const rdt_train_session *s);
+/* After step 1: what the row rules depend on, for rdt_check (sql_check.c),
+** which applies them without training. */
+typedef struct rdt_train_facts {
+  const char *algorithm;          /* as the ledger note names it, or the learner's name */
+  int is_private, seeded;
+  int regression;                 /* the label is a target in [target_min, target_max] */
+  double target_min, target_max;
+  uint64_t max_rows;              /* DiPriMe: the kept rows it samples down to; 0: no sampling */
+} rdt_train_facts;
+void rdt_train_get_facts(const rdt_train_session *s, rdt_train_facts *out);
 /* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
 int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
 /* Step 3. */
@@ -49,5 +59,12 @@ unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, s
 ** nothing (an audit log must not miss a release). */
 int rdt_train_record(rdt_train_session *s, const unsigned char *blob, size_t size, char *err,
                      size_t en);
+
+/* rdt_fit's query (sql_fit.c), shared with rdt_check: the one read-only
+** statement of arg (NULL with err), and its result columns bound by name to
+** the label (*label_col) and the features (col[j]); 0 with err. */
+sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en);
+int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
+                         char *err, size_t en);
 
 #endif

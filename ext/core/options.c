@@ -49,6 +49,7 @@ static int check_keys(const rdt_json *obj, const char *const *allowed, const cha
                       size_t n) {
   for (size_t i = 0; i < obj->n; i++) {
     const char *k = obj->items[i]->key;
+    if (k[0] == '_') continue; /* a comment: JSON has none (rdt_features writes "_warning", "_note") */
     int ok = 0;
     for (const char *const *a = allowed; *a; a++) if (strcmp(k, *a) == 0) ok = 1;
     if (!ok) return fail(err, n, "unknown %s \"%.100s\"", where, k);
@@ -541,6 +542,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   for (size_t i = 0; i < root->n; i++) {
     const char *k = root->items[i]->key;
+    if (k[0] == '_') continue; /* a comment, as in check_keys */
     int known = 0;
     for (const char *const *a = common; *a && !known; a++) known = strcmp(k, *a) == 0;
     for (const char *const *a = l->options; *a && !known; a++) known = strcmp(k, *a) == 0;

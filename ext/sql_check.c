@@ -1,0 +1,672 @@
+/*
+** sql_check.c - rdt_check(options, query) and the aggregate
+** rdt_check(options, label, x1, ..., xk): what training would do with each
+** row, told to the curator before anything is trained.
+**
+** Contract:
+**   1. NOT PRIVATE. The result is exact counts (and some values) of the
+**      private rows, with no noise: a diagnostic for the curator's own eyes,
+**      never to be published. The JSON says so ("private": false,
+**      "releasable": false) and sql/reference.md too.
+**   2. Never charged: nothing is written to any ledger. "ledger" and "seed"
+**      in the options are accepted and ignored (so the very options meant
+**      for rdt_fit can be checked) and listed in "ignored_options".
+**   3. The same parameters as training, with the same errors, raised before
+**      any row is read: the options go through rdt_train_configure, the
+**      query through rdt_fit's own preparation and by-name binding
+**      (sql_fit.c), the aggregate's arity as rdt_train's. Nothing is built:
+**      RDT#'s public query is not run.
+**   4. Every row is judged by the helpers training calls (rdt_sql_class,
+**      rdt_sql_number, rdt_sql_feature of sql_values.c), on the values as
+**      training receives them, so "kept", "dropped", "other", "clamped" and
+**      "missing" are exactly training's. The heuristics (numeric-looking
+**      TEXT, swapped columns) read copies taken before those helpers run,
+**      because SQLite's numeric affinity converts a TEXT value in place.
+**   5. Row values never cause an error; memory is bounded by the schema
+**      (at most CHECK_LISTED distinct odd values per column, each cut to
+**      CHECK_VALUE_BYTES), and running out of memory is the only failure.
+**   6. The aggregate sees its options with its first row, as rdt_train: an
+**      empty input is an error pointing to the query form.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql_train.h"
+
+#define CHECK_LISTED 20      /* distinct odd values listed per column */
+#define CHECK_VALUE_BYTES 64 /* longer values are listed cut (UTF-8 safe); their rows counted together */
+
+/* Thresholds of the swap heuristic (sql/reference.md, "rdt_check"). */
+#define SWAP_OWN_BELOW 0.5
+#define SWAP_FIT_ABOVE 0.9
+
+/* One distinct value seen where training does not want it. */
+typedef struct odd_value {
+  int type;           /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_BLOB (all BLOBs together) */
+  char *text;         /* TEXT: its bytes (cut); INTEGER/REAL: NULL */
+  size_t len;
+  sqlite3_int64 i;
+  double r;
+  uint64_t rows;
+  uint32_t seq; /* order of first sight: ties keep it */
+} odd_value;
+
+typedef struct odd_list {
+  odd_value v[CHECK_LISTED];
+  uint32_t n;
+  uint64_t unlisted; /* rows whose value did not fit in the list */
+} odd_list;
+
+typedef struct column_stats {
+  /* Over the kept rows (features) or every row read (label): */
+  uint64_t null, not_number, below, above, other, text, text_numeric, text_numeric_odd;
+  odd_list odd;
+  /* Swap heuristic, over every row read, non-NULL values only: */
+  uint64_t nonnull, fits_own;  /* label: its value fits its own rule */
+  uint64_t fits_label;         /* feature: its value fits the label's rule */
+  uint64_t label_fits;                    /* the label's value fits this feature's domain */
+} column_stats;
+
+typedef struct check_state {
+  rdt_train_session *session;
+  rdt_train_facts facts;
+  const rdt_schema *schema;
+  int aggregate;
+  uint64_t read, kept;
+  uint64_t *per_class;
+  column_stats label;
+  column_stats *f;
+  sqlite3_value **copy; /* copies of this row's TEXT values (label last), NULL for the others */
+  int oom;
+} check_state;
+
+static void odd_list_free(odd_list *l) {
+  for (uint32_t i = 0; i < l->n; i++) free(l->v[i].text);
+  l->n = 0;
+}
+
+static void check_free(check_state *st) {
+  if (!st) return;
+  uint32_t nf = st->schema ? st->schema->n_features : 0;
+  if (st->f)
+    for (uint32_t j = 0; j < nf; j++) odd_list_free(&st->f[j].odd);
+  odd_list_free(&st->label.odd);
+  if (st->copy)
+    for (uint32_t j = 0; j <= nf; j++) sqlite3_value_free(st->copy[j]);
+  free(st->copy);
+  free(st->f);
+  free(st->per_class);
+  rdt_train_session_free(st->session);
+  free(st);
+}
+
+/* Parses the options exactly as training does and allocates the counters.
+** NULL with err on a parameter mistake or no memory. */
+static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, size_t en) {
+  if (sqlite3_value_type(options) != SQLITE_TEXT || !sqlite3_value_text(options)) {
+    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT");
+    return NULL;
+  }
+  check_state *st = calloc(1, sizeof *st);
+  if (!st || !(st->session = rdt_train_session_new())) {
+    free(st);
+    snprintf(err, en, "out of memory");
+    return NULL;
+  }
+  if (!rdt_train_configure(st->session, db, (const char *)sqlite3_value_text(options),
+                           (size_t)sqlite3_value_bytes(options), err, en)) {
+    check_free(st);
+    return NULL;
+  }
+  rdt_train_get_facts(st->session, &st->facts);
+  st->schema = rdt_train_schema(st->session);
+  uint32_t nf = st->schema->n_features;
+  st->f = calloc(nf, sizeof *st->f);
+  st->copy = calloc(nf + 1, sizeof *st->copy);
+  st->per_class = calloc(st->schema->n_classes ? st->schema->n_classes : 1, sizeof *st->per_class);
+  if (!st->f || !st->copy || !st->per_class) {
+    check_free(st);
+    snprintf(err, en, "out of memory");
+    return NULL;
+  }
+  return st;
+}
+
+/* ---- one row ------------------------------------------------------------------ */
+
+/* Counts v (a value training did not take) in l: the same value adds to its
+** entry, a new one gets an entry while there is room. */
+static void odd_add(check_state *st, odd_list *l, sqlite3_value *v, int type) {
+  const char *text = NULL;
+  size_t len = 0;
+  sqlite3_int64 i = 0;
+  double r = 0;
+  if (type == SQLITE_TEXT) {
+    text = (const char *)sqlite3_value_text(v);
+    len = (size_t)sqlite3_value_bytes(v);
+    if (!text) {
+      st->oom = 1;
+      return;
+    }
+    if (len > CHECK_VALUE_BYTES) { /* cut on a UTF-8 character boundary */
+      len = CHECK_VALUE_BYTES;
+      while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80) len--;
+    }
+  } else if (type == SQLITE_INTEGER) {
+    i = sqlite3_value_int64(v);
+  } else if (type == SQLITE_FLOAT) {
+    r = sqlite3_value_double(v);
+  }
+  for (uint32_t k = 0; k < l->n; k++) {
+    odd_value *o = &l->v[k];
+    if (o->type != type) continue;
+    if ((type == SQLITE_TEXT && o->len == len && memcmp(o->text, text, len) == 0) ||
+        (type == SQLITE_INTEGER && o->i == i) || (type == SQLITE_FLOAT && (o->r == r || (o->r != o->r && r != r))) ||
+        type == SQLITE_BLOB) {
+      o->rows++;
+      return;
+    }
+  }
+  if (l->n == CHECK_LISTED) {
+    l->unlisted++;
+    return;
+  }
+  odd_value *o = &l->v[l->n];
+  memset(o, 0, sizeof *o);
+  if (type == SQLITE_TEXT) {
+    if (!(o->text = malloc(len + 1))) {
+      st->oom = 1;
+      return;
+    }
+    memcpy(o->text, text, len);
+    o->text[len] = 0;
+  }
+  o->type = type;
+  o->len = len;
+  o->i = i;
+  o->r = r;
+  o->rows = 1;
+  o->seq = l->n;
+  l->n++;
+}
+
+/* Whether a TEXT value looks like a number to SQLite: its numeric affinity,
+** applied to a throwaway copy (it converts the value it is given). */
+static int looks_numeric(check_state *st, sqlite3_value *v) {
+  sqlite3_value *d = sqlite3_value_dup(v);
+  if (!d) {
+    st->oom = 1;
+    return 0;
+  }
+  int t = sqlite3_value_numeric_type(d);
+  sqlite3_value_free(d);
+  return t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+}
+
+/* Whether a non-NULL value fits the label's rule: a class, or a number
+** inside the target bounds. */
+static int fits_label(const check_state *st, sqlite3_value *v) {
+  if (!st->facts.regression) return rdt_sql_class(st->schema, v) >= 0;
+  double y;
+  return rdt_sql_number(v, &y) && y >= st->facts.target_min && y <= st->facts.target_max;
+}
+
+/* Whether a non-NULL value fits feature ft's domain: a listed value, or a
+** number inside the bounds. */
+static int fits_feature(const rdt_feature *ft, sqlite3_value *v) {
+  if (ft->type == RDT_FEATURE_CATEGORICAL) return rdt_sql_feature(ft, v) < (double)ft->n_values;
+  double x;
+  return rdt_sql_number(v, &x) && x >= ft->min && x <= ft->max;
+}
+
+static void check_row(check_state *st, sqlite3_value *label, sqlite3_value **x) {
+  const rdt_schema *s = st->schema;
+  uint32_t nf = s->n_features;
+  int tl = sqlite3_value_type(label);
+  /* Contract item 4: copies of the TEXT values first (slot nf: the label). */
+  for (uint32_t j = 0; j <= nf; j++) {
+    sqlite3_value *v = j < nf ? x[j] : label;
+    sqlite3_value_free(st->copy[j]);
+    st->copy[j] = NULL;
+    if (sqlite3_value_type(v) == SQLITE_TEXT && !(st->copy[j] = sqlite3_value_dup(v))) st->oom = 1;
+  }
+  if (st->oom) return;
+  st->read++;
+
+  /* The label, by training's rule (rdt_train_row, sql_train.c). */
+  column_stats *L = &st->label;
+  int kept, label_fits;
+  if (tl == SQLITE_TEXT) L->text++;
+  if (st->facts.regression) {
+    double y;
+    kept = rdt_sql_number(label, &y);
+    label_fits = kept && y >= st->facts.target_min && y <= st->facts.target_max;
+    if (!kept && tl == SQLITE_NULL) L->null++;
+    else if (!kept) L->not_number++, odd_add(st, &L->odd, st->copy[nf] ? st->copy[nf] : label, tl);
+    else if (y < st->facts.target_min) L->below++;
+    else if (y > st->facts.target_max) L->above++;
+    if (tl == SQLITE_TEXT && kept) L->text_numeric++;
+  } else {
+    long cls = rdt_sql_class(s, label);
+    kept = label_fits = cls >= 0;
+    if (kept) st->per_class[cls]++;
+    else if (tl == SQLITE_NULL) L->null++;
+    else L->other++, odd_add(st, &L->odd, st->copy[nf] ? st->copy[nf] : label, tl);
+    if (tl == SQLITE_TEXT && looks_numeric(st, st->copy[nf])) {
+      L->text_numeric++;
+      if (!kept) L->text_numeric_odd++;
+    }
+  }
+  if (tl != SQLITE_NULL) {
+    L->nonnull++;
+    L->fits_own += (uint64_t)label_fits;
+  }
+
+  /* The features, by training's rule, over the kept rows. */
+  if (kept) {
+    st->kept++;
+    for (uint32_t j = 0; j < nf; j++) {
+      const rdt_feature *ft = &s->features[j];
+      column_stats *F = &st->f[j];
+      int t = sqlite3_value_type(x[j]);
+      sqlite3_value *orig = st->copy[j] ? st->copy[j] : x[j]; /* as stored, for the lists */
+      if (t == SQLITE_TEXT) F->text++;
+      if (ft->type == RDT_FEATURE_NUMERIC) {
+        double v;
+        (void)rdt_sql_feature(ft, x[j]); /* training's call: converts a numeric-looking TEXT in place */
+        if (!rdt_sql_number(x[j], &v)) {
+          if (t == SQLITE_NULL) F->null++;
+          else F->not_number++, odd_add(st, &F->odd, orig, t);
+        } else {
+          if (t == SQLITE_TEXT) F->text_numeric++;
+          if (v < ft->min) F->below++;
+          else if (v > ft->max) F->above++;
+        }
+      } else {
+        int other = rdt_sql_feature(ft, x[j]) >= (double)ft->n_values;
+        if (other) {
+          F->other++;
+          if (t == SQLITE_NULL) F->null++;
+          else odd_add(st, &F->odd, orig, t);
+        }
+        if (t == SQLITE_TEXT && looks_numeric(st, st->copy[j])) {
+          F->text_numeric++;
+          F->text_numeric_odd += (uint64_t)other;
+        }
+      }
+    }
+  }
+
+  /* The swap heuristic, over every row read, on the copies: categorical
+  ** rules before numeric ones on each (a numeric rule converts a copy). */
+  sqlite3_value *lv = tl == SQLITE_TEXT ? st->copy[nf] : label;
+  for (int pass = 0; pass < 2 && tl != SQLITE_NULL; pass++)
+    for (uint32_t j = 0; j < nf; j++)
+      if ((s->features[j].type == RDT_FEATURE_CATEGORICAL) == (pass == 0))
+        st->f[j].label_fits += (uint64_t)fits_feature(&s->features[j], lv);
+  for (uint32_t j = 0; j < nf; j++) {
+    sqlite3_value *v = st->copy[j] ? st->copy[j] : x[j]; /* training may have converted x[j] */
+    if (sqlite3_value_type(v) == SQLITE_NULL) continue;
+    column_stats *F = &st->f[j];
+    F->nonnull++;
+    F->fits_label += (uint64_t)fits_label(st, v);
+  }
+}
+
+/* ---- the report ------------------------------------------------------------------ */
+
+static void json_share(sqlite3_str *o, uint64_t part, uint64_t whole) {
+  if (!whole) sqlite3_str_appendall(o, "null");
+  else sqlite3_str_appendf(o, "%.4f", (double)part / (double)whole); /* SQLite's printf: '.' in any locale */
+}
+
+static void odd_value_json(sqlite3_str *o, const odd_value *v) {
+  switch (v->type) {
+    case SQLITE_INTEGER: sqlite3_str_appendf(o, "%lld", v->i); break;
+    case SQLITE_FLOAT:
+      if (isfinite(v->r)) rdt_sql_json_double(o, v->r);
+      else sqlite3_str_appendall(o, v->r != v->r ? "\"NaN\"" : v->r > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+      break;
+    case SQLITE_TEXT: rdt_sql_json_string(o, v->text, v->len); break;
+    default: sqlite3_str_appendall(o, "null"); break;
+  }
+}
+
+static const char *type_name(int t) {
+  return t == SQLITE_INTEGER ? "integer" : t == SQLITE_FLOAT ? "real" : t == SQLITE_TEXT ? "text" : "blob";
+}
+
+static int odd_cmp(const void *a, const void *b) {
+  const odd_value *x = a, *y = b;
+  if (x->rows != y->rows) return x->rows < y->rows ? 1 : -1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* "key":[{"value":v,"type":t,"rows":n},...],"key_unlisted_rows":n, most rows first. */
+static void odd_list_json(sqlite3_str *o, odd_list *l, const char *key) {
+  qsort(l->v, l->n, sizeof l->v[0], odd_cmp);
+  sqlite3_str_appendf(o, ",\"%s\":[", key);
+  for (uint32_t k = 0; k < l->n; k++) {
+    sqlite3_str_appendall(o, k ? ",{\"value\":" : "{\"value\":");
+    odd_value_json(o, &l->v[k]);
+    sqlite3_str_appendf(o, ",\"type\":\"%s\",\"rows\":%llu}", type_name(l->v[k].type), (unsigned long long)l->v[k].rows);
+  }
+  sqlite3_str_appendf(o, "],\"%s_unlisted_rows\":%llu", key, (unsigned long long)l->unlisted);
+}
+
+/* ", e.g. 'v' (n rows)" for the commonest odd value (the list is sorted). */
+static void example(sqlite3_str *o, const odd_list *l) {
+  if (!l->n) return;
+  const odd_value *v = &l->v[0];
+  sqlite3_str_appendall(o, ", e.g. ");
+  if (v->type == SQLITE_TEXT) sqlite3_str_appendf(o, "TEXT '%.*s'", (int)v->len, v->text);
+  else if (v->type == SQLITE_INTEGER) sqlite3_str_appendf(o, "%lld", v->i);
+  else if (v->type == SQLITE_FLOAT) sqlite3_str_appendf(o, "REAL %g", v->r);
+  else sqlite3_str_appendall(o, "a BLOB");
+  sqlite3_str_appendf(o, " (%llu row%s)", (unsigned long long)v->rows, v->rows == 1 ? "" : "s");
+}
+
+/* Appends one warning (a JSON string) built by printf-style fmt. */
+static void warn(sqlite3_str *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = sqlite3_vmprintf(fmt, ap);
+  va_end(ap);
+  if (sqlite3_str_length(w)) sqlite3_str_appendchar(w, 1, ',');
+  if (m) rdt_sql_json_string(w, m, strlen(m));
+  else sqlite3_str_appendall(w, "\"(out of memory)\"");
+  sqlite3_free(m);
+}
+
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+
+/* The warning of a list of odd values, made a JSON string. */
+static void warn_with_example(sqlite3_str *w, const odd_list *l, const char *fmt, ...) {
+  sqlite3_str *m = sqlite3_str_new(NULL);
+  va_list ap;
+  va_start(ap, fmt);
+  char *head = sqlite3_vmprintf(fmt, ap);
+  va_end(ap);
+  sqlite3_str_appendall(m, head ? head : "(out of memory)");
+  sqlite3_free(head);
+  example(m, l);
+  char *msg = sqlite3_str_finish(m);
+  warn(w, "%s", msg ? msg : "(out of memory)");
+  sqlite3_free(msg);
+}
+
+/* The whole report as JSON text (sqlite3_malloc'd), or NULL (no memory). */
+static char *check_report(check_state *st, const char *ledger) {
+  const rdt_schema *s = st->schema;
+  const rdt_train_facts *fa = &st->facts;
+  sqlite3_str *o = sqlite3_str_new(NULL), *w = sqlite3_str_new(NULL);
+  column_stats *L = &st->label;
+  uint64_t dropped = st->read - st->kept;
+  const char *lname = rdt_train_label_name(st->session);
+
+  sqlite3_str_appendall(o, "{\"function\":\"rdt_check\",\"private\":false,\"releasable\":false,\"charged\":false,"
+                           "\"note\":\"exact counts of the private rows, without noise: for the curator's own eyes, "
+                           "never to be published; nothing was charged to any ledger\",\"form\":");
+  sqlite3_str_appendall(o, st->aggregate ? "\"aggregate\"" : "\"query\"");
+  sqlite3_str_appendall(o, ",\"algorithm\":");
+  rdt_sql_json_string(o, fa->algorithm, strlen(fa->algorithm));
+  sqlite3_str_appendf(o, ",\"task\":\"%s\",\"ignored_options\":[", fa->regression ? "regression" : "classification");
+  if (ledger[0]) sqlite3_str_appendall(o, "\"ledger\"");
+  if (fa->seeded) sqlite3_str_appendall(o, ledger[0] ? ",\"seed\"" : "\"seed\"");
+  sqlite3_str_appendf(o, "],\"rows\":{\"read\":%llu,\"kept\":%llu,\"dropped\":%llu", (unsigned long long)st->read,
+                      (unsigned long long)st->kept, (unsigned long long)dropped);
+  if (fa->regression)
+    sqlite3_str_appendf(o, ",\"dropped_target_null\":%llu,\"dropped_target_not_a_number\":%llu",
+                        (unsigned long long)L->null, (unsigned long long)L->not_number);
+  else
+    sqlite3_str_appendf(o, ",\"dropped_label_null\":%llu,\"dropped_label_not_in_classes\":%llu",
+                        (unsigned long long)L->null, (unsigned long long)L->other);
+  if (fa->max_rows)
+    sqlite3_str_appendf(o, ",\"diprime_sample\":%llu",
+                        (unsigned long long)(st->kept < fa->max_rows ? st->kept : fa->max_rows));
+  sqlite3_str_appendall(o, "},\"label\":{\"name\":");
+  rdt_sql_json_string(o, lname, strlen(lname));
+  sqlite3_str_appendf(o, ",\"null\":%llu,\"text\":%llu,\"text_numeric\":%llu", (unsigned long long)L->null,
+                      (unsigned long long)L->text, (unsigned long long)L->text_numeric);
+  if (fa->regression) {
+    sqlite3_str_appendall(o, ",\"min\":");
+    rdt_sql_json_double(o, fa->target_min);
+    sqlite3_str_appendall(o, ",\"max\":");
+    rdt_sql_json_double(o, fa->target_max);
+    sqlite3_str_appendf(o, ",\"not_a_number\":%llu,\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu",
+                        (unsigned long long)L->not_number, (unsigned long long)L->below,
+                        (unsigned long long)L->above, (unsigned long long)(L->below + L->above));
+    odd_list_json(o, &L->odd, "values_not_numbers");
+  } else {
+    sqlite3_str_appendf(o, ",\"not_in_classes\":%llu,\"text_numeric_not_in_classes\":%llu,\"rows_per_class\":[",
+                        (unsigned long long)L->other, (unsigned long long)L->text_numeric_odd);
+    for (uint32_t c = 0; c < s->n_classes; c++) {
+      sqlite3_str_appendall(o, c ? ",{\"class\":" : "{\"class\":");
+      rdt_sql_json_value(o, &s->classes[c]);
+      sqlite3_str_appendf(o, ",\"rows\":%llu}", (unsigned long long)st->per_class[c]);
+    }
+    sqlite3_str_appendchar(o, 1, ']');
+    odd_list_json(o, &L->odd, "values_not_in_classes");
+  }
+  sqlite3_str_appendall(o, "},\"features\":[");
+
+  /* Warnings about the rows and the label. */
+  if (st->read == 0) warn(w, "no rows were read (rdt_fit would return a model of noise alone)");
+  if (fa->regression) {
+    if (L->null + L->not_number)
+      warn_with_example(w, &L->odd, "%llu of %llu rows (%.1f%%) are dropped: their target is NULL (%llu) or not a "
+                        "number (%llu)", (unsigned long long)(L->null + L->not_number), (unsigned long long)st->read,
+                        pct(L->null + L->not_number, st->read), (unsigned long long)L->null,
+                        (unsigned long long)L->not_number);
+    if (L->below + L->above)
+      warn(w, "%llu kept rows (%.1f%%) have a target outside [min, max] of \"target\" and are clamped to it (below: "
+           "%llu, above: %llu)", (unsigned long long)(L->below + L->above), pct(L->below + L->above, st->kept),
+           (unsigned long long)L->below, (unsigned long long)L->above);
+  } else {
+    if (L->null)
+      warn(w, "%llu of %llu rows (%.1f%%) are dropped: their label is NULL", (unsigned long long)L->null,
+           (unsigned long long)st->read, pct(L->null, st->read));
+    if (L->other)
+      warn_with_example(w, &L->odd, "%llu of %llu rows (%.1f%%) are dropped: their label is not in \"classes\"",
+                        (unsigned long long)L->other, (unsigned long long)st->read, pct(L->other, st->read));
+    if (L->text_numeric_odd)
+      warn(w, "%llu labels are TEXT that looks numeric and are not in \"classes\" (.import makes every column "
+           "TEXT): CAST the column in the query, or list the classes as the column stores them",
+           (unsigned long long)L->text_numeric_odd);
+    else if (L->text_numeric)
+      warn(w, "%llu labels are TEXT that looks numeric; they matched \"classes\", but a typed column (CAST, or "
+           "INTEGER in CREATE TABLE) avoids surprises", (unsigned long long)L->text_numeric);
+    for (uint32_t c = 0; c < s->n_classes && st->kept; c++)
+      if (st->per_class[c] == 0) {
+        sqlite3_str *cv = sqlite3_str_new(NULL);
+        rdt_sql_json_value(cv, &s->classes[c]);
+        char *t = sqlite3_str_finish(cv);
+        warn(w, "class %s has no kept row", t ? t : "?");
+        sqlite3_free(t);
+      }
+  }
+
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    const rdt_feature *ft = &s->features[j];
+    column_stats *F = &st->f[j];
+    if (j) sqlite3_str_appendchar(o, 1, ',');
+    sqlite3_str_appendall(o, "{\"name\":");
+    rdt_sql_json_string(o, ft->name, strlen(ft->name));
+    sqlite3_str_appendf(o, ",\"type\":\"%s\",\"null\":%llu,\"null_share\":",
+                        ft->type == RDT_FEATURE_NUMERIC ? "numeric" : "categorical", (unsigned long long)F->null);
+    json_share(o, F->null, st->kept);
+    sqlite3_str_appendf(o, ",\"text\":%llu,\"text_numeric\":%llu", (unsigned long long)F->text,
+                        (unsigned long long)F->text_numeric);
+    if (ft->type == RDT_FEATURE_NUMERIC) {
+      uint64_t clamped = F->below + F->above, missing = F->null + F->not_number;
+      sqlite3_str_appendf(o, ",\"not_a_number\":%llu,\"missing_share\":", (unsigned long long)F->not_number);
+      json_share(o, missing, st->kept);
+      sqlite3_str_appendf(o, ",\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu,\"clamped_share\":",
+                          (unsigned long long)F->below, (unsigned long long)F->above, (unsigned long long)clamped);
+      json_share(o, clamped, st->kept);
+      odd_list_json(o, &F->odd, "values_not_numbers");
+      if (missing)
+        warn_with_example(w, &F->odd, "feature \"%s\": %llu kept rows (%.1f%%) are NULL (%llu) or not a number (%llu) "
+                          "and take the midpoint of [min, max]", ft->name, (unsigned long long)missing,
+                          pct(missing, st->kept), (unsigned long long)F->null, (unsigned long long)F->not_number);
+      if (clamped)
+        warn(w, "feature \"%s\": %llu kept rows (%.1f%%) lie outside [min, max] and are clamped to it (below: %llu, "
+             "above: %llu)", ft->name, (unsigned long long)clamped, pct(clamped, st->kept),
+             (unsigned long long)F->below, (unsigned long long)F->above);
+      if (F->text_numeric)
+        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric, converted by SQLite's numeric affinity; "
+             "a typed column (REAL, INTEGER) or a CAST avoids surprises", ft->name,
+             (unsigned long long)F->text_numeric);
+    } else {
+      sqlite3_str_appendf(o, ",\"not_in_values\":%llu,\"other\":%llu,\"other_share\":",
+                          (unsigned long long)(F->other - F->null), (unsigned long long)F->other);
+      json_share(o, F->other, st->kept);
+      sqlite3_str_appendf(o, ",\"text_numeric_other\":%llu", (unsigned long long)F->text_numeric_odd);
+      odd_list_json(o, &F->odd, "values_not_in_values");
+      if (F->other)
+        warn_with_example(w, &F->odd, "feature \"%s\": %llu kept rows (%.1f%%) go to the `other` bucket (NULL: %llu, "
+                          "not in \"values\": %llu)", ft->name, (unsigned long long)F->other,
+                          pct(F->other, st->kept), (unsigned long long)F->null,
+                          (unsigned long long)(F->other - F->null));
+      if (F->text_numeric_odd)
+        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric and are not in \"values\" (.import makes "
+             "every column TEXT): CAST the column in the query, or list the values as the column stores them",
+             ft->name, (unsigned long long)F->text_numeric_odd);
+      else if (F->text_numeric)
+        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric; they matched \"values\", but a typed "
+             "column or a CAST avoids surprises", ft->name, (unsigned long long)F->text_numeric);
+    }
+    sqlite3_str_appendchar(o, 1, '}');
+    /* Swapped? The label's values mostly miss its own rule but fit this
+    ** feature's domain, and this feature's values fit the label's rule. */
+    if (L->nonnull && F->nonnull && (double)L->fits_own < SWAP_OWN_BELOW * (double)L->nonnull &&
+        (double)F->label_fits >= SWAP_FIT_ABOVE * (double)L->nonnull &&
+        (double)F->fits_label >= SWAP_FIT_ABOVE * (double)F->nonnull)
+      warn(w, "label \"%s\" and feature \"%s\" look swapped: %.1f%% of the labels fit %s but %.1f%% fit the "
+           "feature's domain, and %.1f%% of the feature's values fit %s; check the column order (rdt_train, "
+           "rdt_predict) or the names (rdt_fit)", lname, ft->name, pct(L->fits_own, L->nonnull),
+           fa->regression ? "\"target\"" : "\"classes\"", pct(F->label_fits, L->nonnull),
+           pct(F->fits_label, F->nonnull), fa->regression ? "\"target\"" : "\"classes\"");
+  }
+  sqlite3_str_appendall(o, "]");
+
+  if (fa->max_rows && st->kept > fa->max_rows)
+    warn(w, "DiPriMe trains on a uniform random sample of \"max_rows\" (%llu) of the %llu kept rows",
+         (unsigned long long)fa->max_rows, (unsigned long long)st->kept);
+  if (!fa->is_private) warn(w, "\"epsilon\": null trains a NOT PRIVATE model (exact counts)");
+  if (fa->seeded)
+    warn(w, "\"seed\" makes the noise known to whoever knows the seed: such a model is NOT FOR RELEASE (rdt_sign "
+            "refuses it); drop \"seed\" to train a model you will publish");
+  if (ledger[0])
+    warn(w, st->aggregate ? "\"ledger\" is ignored (rdt_check charges nothing), and the rdt_train aggregate refuses "
+                            "it: train with rdt_fit(options, query), which charges before reading"
+                          : "\"ledger\" is ignored: rdt_check charges nothing; rdt_fit with these options will charge it");
+
+  int ok = sqlite3_str_errcode(w) == SQLITE_OK;
+  char *warnings = sqlite3_str_finish(w); /* NULL when empty */
+  sqlite3_str_appendall(o, ",\"warnings\":[");
+  if (warnings) sqlite3_str_appendall(o, warnings);
+  sqlite3_str_appendall(o, "]}");
+  ok = ok && sqlite3_str_errcode(o) == SQLITE_OK;
+  sqlite3_free(warnings);
+  char *out = sqlite3_str_finish(o);
+  if (!ok) {
+    sqlite3_free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static void result_report(sqlite3_context *ctx, check_state *st) {
+  char *json = st->oom ? NULL : check_report(st, rdt_train_ledger(st->session));
+  if (json) sqlite3_result_text(ctx, json, -1, sqlite3_free);
+  else sqlite3_result_error_nomem(ctx);
+}
+
+/* ---- rdt_check(options, query) ------------------------------------------------- */
+
+void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  char err[512] = "";
+  sqlite3_stmt *stmt = NULL;
+  sqlite3_value **vals = NULL;
+  int *col = NULL, label_col = -1, rc = SQLITE_DONE, ok = 0;
+  check_state *st = check_new(db, argv[0], err, sizeof err);
+  if (!st || !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err))) goto done;
+  uint32_t nf = st->schema->n_features;
+  col = malloc(nf * sizeof *col);
+  vals = malloc(nf * sizeof *vals);
+  if (!col || !vals) {
+    snprintf(err, sizeof err, "out of memory");
+    goto done;
+  }
+  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), &label_col, col, err, sizeof err))
+    goto done;
+  while (!st->oom && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);
+    check_row(st, sqlite3_column_value(stmt, label_col), vals);
+  }
+  if (!st->oom && rc != SQLITE_DONE) {
+    snprintf(err, sizeof err, "the query failed while it ran: %s", sqlite3_errmsg(db));
+    goto done;
+  }
+  ok = 1;
+done:
+  sqlite3_finalize(stmt);
+  free(vals);
+  free(col);
+  if (ok) result_report(ctx, st);
+  else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else rdt_sql_error(ctx, "rdt_check", err);
+  check_free(st);
+}
+
+/* ---- the aggregate rdt_check(options, label, x1, ..., xk) ------------------------- */
+
+typedef struct check_agg {
+  check_state *st; /* NULL until the first row */
+  int failed;
+} check_agg;
+
+void rdt_check_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  check_agg *a = sqlite3_aggregate_context(ctx, sizeof *a);
+  char err[512] = "";
+  if (!a) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (a->failed) return;
+  if (!a->st) {
+    if (argc < 2) snprintf(err, sizeof err, "expected rdt_check(options, label, x1, ..., xk) or rdt_check(options, query)");
+    else if ((a->st = check_new(sqlite3_context_db_handle(ctx), argv[0], err, sizeof err)) != NULL &&
+             (uint32_t)(argc - 2) != a->st->schema->n_features)
+      snprintf(err, sizeof err,
+               "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
+               a->st->schema->n_features, argc - 2);
+    if (err[0]) {
+      rdt_sql_error(ctx, "rdt_check", err);
+      a->failed = 1;
+      return;
+    }
+    a->st->aggregate = 1;
+  }
+  check_row(a->st, argv[1], argv + 2);
+}
+
+void rdt_check_final(sqlite3_context *ctx) {
+  check_agg *a = sqlite3_aggregate_context(ctx, 0);
+  if (!a || (!a->st && !a->failed)) {
+    sqlite3_result_error(ctx,
+                         "rdt_check: no rows reached rdt_check, so its options were never seen; use "
+                         "rdt_check(options, query), which reports on an empty input too",
+                         -1);
+    return;
+  }
+  if (!a->failed) result_report(ctx, a->st);
+  check_free(a->st);
+  a->st = NULL;
+}
