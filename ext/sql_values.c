@@ -13,11 +13,12 @@
 **   3. Categories and labels match by one rule, rdt_sql_match, used by
 **      training, prediction and diagnostics alike (examples/rdt_reader.py
 **      implements the same rule): TEXT spelled exactly as a listed value is
-**      that value; any other value that SQLite reads as a finite number
-**      (INTEGER, REAL, or TEXT such as '1.0', ' 1 ', '1e0' under rule 2)
+**      that value; any other value that is a finite number (INTEGER, REAL,
+**      or TEXT such as '1.0', ' 1 ', '1e0' in the grammar of rule 2)
 **      matches by its number, written canonically (decimal digits for an
 **      integral value, 17 significant digits otherwise); the rest (NULL,
-**      BLOB, other TEXT, ±Inf) matches nothing.
+**      BLOB, other TEXT, ±Inf) matches nothing. The text part is the
+**      core's (schema.h) and leaves the value unconverted.
 */
 #include <math.h>
 #include <stdio.h>
@@ -36,49 +37,36 @@ int rdt_sql_number(sqlite3_value *v, double *x) {
   return *x == *x;
 }
 
-/* The canonical text of a finite number (schema.h: decimal digits when it
-** is integral), or 0 when it is not finite: an infinite value is no category. */
-static size_t number_text(double d, char *buf, size_t n) {
-  if (!isfinite(d)) return 0;
-  /* Integral values below 9e15 are exact in a double and print as integers;
-  ** -0.0 is 0. */
-  if (d == floor(d) && fabs(d) < 9e15) return rdt_int_text((long long)d, buf);
-  int k = snprintf(buf, n, "%.17g", d);
-  for (char *q = buf; *q; q++)
-    if (*q == ',') *q = '.'; /* a locale's decimal comma: the text is always C's */
-  return k > 0 && (size_t)k < n ? (size_t)k : 0;
-}
-
 long rdt_sql_match(const rdt_value *values, const rdt_value_index *ix, sqlite3_value *v, rdt_match *how) {
   char buf[40];
-  size_t len = 0;
-  rdt_match by = RDT_MATCH_AS_IS;
-  int t = sqlite3_value_type(v);
-  if (t == SQLITE_TEXT) {
-    const char *text = (const char *)sqlite3_value_text(v);
-    if (!text) { /* out of memory: as NULL, never an error */
+  size_t len;
+  long code;
+  int by_value = 0;
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      len = rdt_int_text(sqlite3_value_int64(v), buf);
+      code = rdt_value_index_find(ix, values, buf, len);
+      break;
+    case SQLITE_FLOAT:
+      len = rdt_real_text(sqlite3_value_double(v), buf, sizeof buf);
+      code = len ? rdt_value_index_find(ix, values, buf, len) : -1;
+      break;
+    case SQLITE_TEXT: {
+      /* The core's rule (schema.h) on the text as stored: the value is not
+      ** converted in place, so whoever reads it next sees it as it came. */
+      const char *text = (const char *)sqlite3_value_text(v);
+      if (!text) { /* out of memory: as NULL, never an error */
+        if (how) *how = RDT_MATCH_MISSING;
+        return -1;
+      }
+      code = rdt_value_match_text(ix, values, text, (size_t)sqlite3_value_bytes(v), &by_value);
+      break;
+    }
+    default: /* NULL, BLOB */
       if (how) *how = RDT_MATCH_MISSING;
       return -1;
-    }
-    long code = rdt_value_index_find(ix, values, text, (size_t)sqlite3_value_bytes(v));
-    if (code >= 0) {
-      if (how) *how = RDT_MATCH_AS_IS;
-      return code;
-    }
-    /* Not listed as written: by its number if SQLite reads one ('1.0' is 1). */
-    t = sqlite3_value_numeric_type(v);
-    by = RDT_MATCH_BY_VALUE;
   }
-  if (t == SQLITE_INTEGER) {
-    len = rdt_int_text(sqlite3_value_int64(v), buf);
-  } else if (t == SQLITE_FLOAT) {
-    len = number_text(sqlite3_value_double(v), buf, sizeof buf);
-  } else if (t != SQLITE_TEXT) { /* NULL, BLOB */
-    if (how) *how = RDT_MATCH_MISSING;
-    return -1;
-  }
-  long code = len ? rdt_value_index_find(ix, values, buf, len) : -1;
-  if (how) *how = code < 0 ? RDT_MATCH_UNKNOWN : by;
+  if (how) *how = code < 0 ? RDT_MATCH_UNKNOWN : by_value ? RDT_MATCH_BY_VALUE : RDT_MATCH_AS_IS;
   return code;
 }
 
