@@ -24,10 +24,11 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthrea
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
 CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/schema.c \
-            ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c \
+            ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
             ext/core/options.c ext/core/forest.c ext/core/forest_init.c ext/core/matrix.c ext/core/sharp.c ext/core/batch.c ext/core/tree_selection.c ext/core/train_worker.c ext/core/model.c \
             ext/core/learner.c $(sort $(wildcard ext/core/learners/*.c))
-SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_fit.c ext/sql_predict.c \
+SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c ext/sql_fit.c ext/sql_unit.c ext/sql_predict.c \
+           ext/sql_cancel.c \
            ext/sql_median.c ext/sql_sign.c ext/sql_inspect.c ext/sql_export.c ext/sql_ledger.c ext/sql_batch.c \
            ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_evaluate.c ext/sql_check.c ext/sql_features.c
 HEADERS := $(wildcard ext/*.h ext/core/*.h ext/core/learners/*.h)
@@ -58,9 +59,15 @@ build/test_boost: tests/test_boost.c tests/check.h $(CORE_SRC) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 
+# Long work: interrupts, the progress handler, options read once, the mixed
+# walk. Linked with the SQL binding built in (-DSQLITE_CORE) and the system SQLite.
+build/test_long_work: tests/test_long_work.c tests/check.h $(CORE_SRC) $(SQL_SRC) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE -o $@ tests/test_long_work.c $(CORE_SRC) $(SQL_SRC) $(SQLITE_LIBS) $(SODIUM_LIBS) -lm
+
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/test_learners build/test_boost build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
+test: $(EXT) build/test_core build/test_learners build/test_boost build/test_long_work build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -72,10 +79,11 @@ test-asan:
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DRDT_COUNT_WORK -o build/asan/test_core tests/test_core.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_learners tests/test_learners.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/test_boost tests/test_boost.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DSQLITE_CORE -o build/asan/test_long_work tests/test_long_work.c $(CORE_SRC) $(SQL_SRC) $(SQLITE_LIBS) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
-	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_AUDIT=build/asan/audit \
+	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_TEST_LONG_WORK=build/asan/test_long_work RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
 	  bash tests/run_all.sh
 

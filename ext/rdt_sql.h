@@ -124,6 +124,17 @@ void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 ** returns NULL with "<what> does not prepare: ..." or "<what> must be one
 ** read-only SELECT" in err. */
 sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, const char *what, char *err, size_t en);
+/* The end of an "options must be TEXT" error for an options argument v: a
+** BLOB (readfile() returns one) is told how to CAST it, and for an
+** aggregate (per_row) to do it in a scalar subquery, which SQLite evaluates
+** once where it evaluates an aggregate's argument on every row. "" for
+** anything else. */
+static inline const char *rdt_sql_blob_hint(sqlite3_value *v, int per_row) {
+  if (sqlite3_value_type(v) != SQLITE_BLOB) return "";
+  return per_row ? "; it is a BLOB (readfile() returns one): pass (SELECT CAST(readfile('options.json') AS TEXT)), a "
+                   "scalar subquery, which SQLite evaluates once instead of on every row"
+                 : "; it is a BLOB (readfile() returns one): pass CAST(readfile('options.json') AS TEXT)";
+}
 /* The SQL error "<fn>: <msg>" (every function's error format). */
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg);
 /* Append s as a JSON string literal. */

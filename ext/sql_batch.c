@@ -51,6 +51,11 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
   double eps = NAN;
   if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
     eps = sqlite3_value_double(v);
+  } else if (t == SQLITE_BLOB) {
+    snprintf(err, sizeof err, "the second argument must be epsilon (a number) or a JSON object with \"epsilon\"%s",
+             rdt_sql_blob_hint(v, 1));
+    batch_error(ctx, st, err);
+    return 0;
   } else if (t == SQLITE_TEXT) {
     rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), err,
                                     sizeof err);

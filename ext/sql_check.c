@@ -282,7 +282,9 @@ static void check_row(check_state *st, sqlite3_value *label, sqlite3_value **x) 
           else F->not_number++, odd_add(st, &F->odd, orig, t);
         } else {
           if (t == SQLITE_TEXT) F->text_numeric++;
-          if (v < ft->min) F->below++;
+          /* "bounds": "private": estimated only when rdt_fit trains (its [0, 1] is a placeholder) */
+          if (rdt_unit_is_private(rdt_train_unit(st->session), j)) {
+          } else if (v < ft->min) F->below++;
           else if (v > ft->max) F->above++;
         }
       } else {
@@ -504,9 +506,14 @@ static char *check_report(check_state *st, const char *ledger) {
       uint64_t clamped = F->below + F->above, missing = F->null + F->not_number;
       sqlite3_str_appendf(o, ",\"not_a_number\":%llu,\"missing_share\":", (unsigned long long)F->not_number);
       json_share(o, missing, st->kept);
-      sqlite3_str_appendf(o, ",\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu,\"clamped_share\":",
-                          (unsigned long long)F->below, (unsigned long long)F->above, (unsigned long long)clamped);
-      json_share(o, clamped, st->kept);
+      if (rdt_unit_is_private(rdt_train_unit(st->session), j)) {
+        sqlite3_str_appendall(o, ",\"bounds\":\"private: estimated when rdt_fit trains, so clamping is not reported "
+                                 "here\",\"below_min\":null,\"above_max\":null,\"clamped\":null,\"clamped_share\":null");
+      } else {
+        sqlite3_str_appendf(o, ",\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu,\"clamped_share\":",
+                            (unsigned long long)F->below, (unsigned long long)F->above, (unsigned long long)clamped);
+        json_share(o, clamped, st->kept);
+      }
       odd_list_json(o, &F->odd, "values_not_numbers");
       if (missing)
         warn_with_example(w, &F->odd, "feature \"%s\": %llu kept rows (%.1f%%) are NULL (%llu) or not a number (%llu) "
@@ -604,7 +611,10 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(err, sizeof err, "out of memory");
     goto done;
   }
-  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), &label_col, col, err, sizeof err))
+  /* a "privacy_unit" column is bound (so the query may carry it) and not checked as a feature */
+  int unit_col = -1;
+  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), rdt_train_unit(st->session)->column,
+                            &label_col, &unit_col, col, err, sizeof err))
     goto done;
   while (!st->oom && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);

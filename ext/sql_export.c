@@ -242,8 +242,21 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":",
                       EXPORT_FORMAT, EXPORT_VERSION, RDT_FORMAT_MAJOR, f->format_minor);
   put_hex(o, f->model_id, 16);
-  sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"add/remove one row\"",
-                      c->seeded ? "true" : "false", c->is_private ? "true" : "false");
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"%s\"",
+                      c->seeded ? "true" : "false", c->is_private ? "true" : "false",
+                      c->unit.column[0] ? "add/remove one unit" : "add/remove one row");
+  if (rdt_unit_active(&c->unit)) { /* the UNIT section (unit.h): epsilon_num below is the model's per-row share */
+    const rdt_unit *u = &c->unit;
+    sqlite3_str_appendall(o, ",\"unit\":{\"column\":");
+    rdt_sql_json_string(o, u->column, strlen(u->column));
+    sqlite3_str_appendf(o, ",\"max_rows_per_unit\":%u,\"epsilon_total_num\":%llu,\"epsilon_bounds_num\":%llu,"
+                           "\"epsilon_quantile_num\":%llu,\"private_bounds\":[",
+                        u->max_rows, (unsigned long long)u->eps_total.num, (unsigned long long)u->eps_bounds.num,
+                        (unsigned long long)u->eps_quantile.num);
+    for (uint32_t j = 0, n = 0; j < f->schema.n_features; j++)
+      if (rdt_unit_is_private(u, j)) sqlite3_str_appendf(o, "%s%u", n++ ? "," : "", j);
+    sqlite3_str_appendall(o, "]}");
+  }
   if (c->is_private) {
     sqlite3_str_appendall(o, ",\"epsilon\":");
     rdt_sql_json_double(o, rdt_eps_to_double(c->eps));
@@ -546,6 +559,33 @@ static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
   return 1;
 }
 
+/* The optional "unit" of "privacy" (unit.h); the decoder checks it against
+** the rest. */
+static int import_unit(importer *im, const rdt_json *priv, rdt_unit *u) {
+  memset(u, 0, sizeof *u);
+  u->max_rows = 1;
+  const rdt_json *j = rdt_json_get(priv, "unit");
+  if (!j) return 1;
+  uint64_t k;
+  uint32_t *list = NULL, n = 0;
+  if (j->type != RDT_JSON_OBJECT) return bad(im, "\"unit\" is malformed");
+  const rdt_json *col = member(im, j, "column", RDT_JSON_STRING);
+  if (!col || col->string_len > RDT_MAX_NAME || strlen(col->string) != col->string_len ||
+      !member_uint(im, j, "max_rows_per_unit", RDT_UNIT_MAX_ROWS, &k) ||
+      !member_uint(im, j, "epsilon_total_num", UINT64_MAX >> 1, &u->eps_total.num) ||
+      !member_uint(im, j, "epsilon_bounds_num", UINT64_MAX >> 1, &u->eps_bounds.num) ||
+      !member_uint(im, j, "epsilon_quantile_num", UINT64_MAX >> 1, &u->eps_quantile.num) ||
+      !u32_list(im, rdt_json_get(j, "private_bounds"), RDT_MAX_FEATURES, &list, &n)) {
+    free(list);
+    return bad(im, "\"unit\" is malformed");
+  }
+  memcpy(u->column, col->string, col->string_len + 1);
+  u->max_rows = (uint32_t)k;
+  for (uint32_t i = 0; i < n; i++) rdt_unit_set_private(u, list[i]);
+  free(list);
+  return 1;
+}
+
 static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   rdt_config *c = &f->config;
   const rdt_json *v = member(im, root, "format", RDT_JSON_STRING);
@@ -562,6 +602,7 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   const rdt_json *p = rdt_json_get(priv, "private");
   if (!p || (p->type != RDT_JSON_TRUE && p->type != RDT_JSON_FALSE)) return bad(im, "\"private\" must be a boolean");
   c->is_private = p->type == RDT_JSON_TRUE;
+  if (!import_unit(im, priv, &c->unit)) return 0;
   v = member(im, root, "algorithm", RDT_JSON_STRING);
   if (!v) return 0;
   c->algorithm = strcmp(v->string, "diprime") == 0  ? RDT_ALGO_DIPRIME

@@ -51,7 +51,8 @@ static int median_options(sqlite3_context *ctx, median_state *st, sqlite3_value 
   st->quantile_a = RDT_QUANTILE_ONE / 2;
   if (!v || sqlite3_value_type(v) == SQLITE_NULL) return 1;
   if (sqlite3_value_type(v) != SQLITE_TEXT) {
-    median_error(ctx, st, "options must be a JSON object as TEXT");
+    snprintf(err, sizeof err, "options must be a JSON object as TEXT%s", rdt_sql_blob_hint(v, 1));
+    median_error(ctx, st, err);
     return 0;
   }
   rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), err,

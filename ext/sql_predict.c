@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bounds.h"
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/sharp.h"
@@ -183,6 +184,54 @@ static void finish_info(sqlite3_context *ctx, sqlite3_str *o, const rdt_model_ha
   sqlite3_result_text(ctx, s, n, sqlite3_free);
 }
 
+/* The relation a model's "neighbouring" states: its unit's (unit.h), or
+** `row` (the mechanism's own wording for one row). */
+static const char *neighbouring(const rdt_unit *u, const char *row) {
+  return u->column[0] ? "add/remove one unit: every row with one value of the privacy_unit column (at most "
+                        "max_rows_per_unit of them kept)"
+                      : row;
+}
+
+/* The ε a model states: the whole release's (unit.h), or its mechanism's. */
+static rdt_eps stated_epsilon(const rdt_unit *u, rdt_eps mechanism) {
+  return rdt_unit_active(u) ? u->eps_total : mechanism;
+}
+
+/* "privacy_unit" ("row", or the unit column and its cap) and, for a release
+** with unit facts, how ε was divided (unit.h, contract 5) and which bounds
+** are private (bounds.h). model_row: the mechanism's per-row ε. */
+static void unit_info(sqlite3_str *o, const rdt_unit *u, rdt_eps model_row, const rdt_schema *s) {
+  if (!u->column[0]) {
+    sqlite3_str_appendall(o, "\"privacy_unit\":\"row\",");
+  } else {
+    sqlite3_str_appendall(o, "\"privacy_unit\":{\"column\":");
+    rdt_sql_json_string(o, u->column, strlen(u->column));
+    sqlite3_str_appendf(o, ",\"max_rows_per_unit\":%u,\"bounding\":\"of a unit's rows at most max_rows_per_unit "
+                           "are kept, a uniformly random subset; rows whose unit is NULL are dropped\","
+                           "\"accounting\":\"group privacy: every mechanism ran with its share of epsilon divided "
+                           "by max_rows_per_unit per row\"},", u->max_rows);
+  }
+  if (!rdt_unit_active(u)) return;
+  uint64_t model = u->eps_total.num - u->eps_bounds.num;
+  sqlite3_str_appendf(o, "\"epsilon_division\":{\"bounds\":%!.17g,\"model\":%!.17g,\"bounds_rational\":"
+                         "\"%llu/4294967296\",\"model_rational\":\"%llu/4294967296\",\"model_per_row\":%!.17g,"
+                         "\"composition\":\"sequential: bounds + model = epsilon\"},",
+                      rdt_eps_to_double(u->eps_bounds), rdt_eps_to_double((rdt_eps){model}),
+                      (unsigned long long)u->eps_bounds.num, (unsigned long long)model, rdt_eps_to_double(model_row));
+  if (!u->n_private) return;
+  sqlite3_str_appendall(o, "\"private_bounds\":{\"features\":[");
+  for (uint32_t j = 0, n = 0; j < s->n_features; j++)
+    if (rdt_unit_is_private(u, j)) {
+      if (n++) sqlite3_str_appendchar(o, 1, ',');
+      rdt_sql_json_string(o, s->features[j].name, strlen(s->features[j].name));
+    }
+  sqlite3_str_appendf(o, "],\"quantiles\":[%!.17g,%!.17g],\"epsilon_per_quantile_per_row\":%!.17g,\"rule\":"
+                         "\"the quartiles' cells span [a, b] (the lower edge of the lower cell, the upper edge of the "
+                         "higher); min = a - 1.5 (b - a), max = b + 1.5 (b - a)\"},",
+                      (double)RDT_BOUNDS_LOW / RDT_QUANTILE_ONE, (double)RDT_BOUNDS_HIGH / RDT_QUANTILE_ONE,
+                      rdt_eps_to_double(u->eps_quantile));
+}
+
 /* rdt_info of a learner model: the common facts, then the learner's own. */
 static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   const rdt_learned *m = &h->learned;
@@ -194,12 +243,14 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", m->model_id[i]);
   sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", m->learner->name,
                       c->regression ? "regression" : "classification");
+  rdt_eps stated = stated_epsilon(&c->unit, c->eps);
   if (c->is_private)
     sqlite3_str_appendf(o, "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\",",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num);
   else
     sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,");
-  sqlite3_str_appendall(o, "\"neighbouring\":\"add/remove one row\",");
+  sqlite3_str_appendf(o, "\"neighbouring\":\"%s\",", neighbouring(&c->unit, "add/remove one row"));
+  unit_info(o, &c->unit, c->eps, &m->schema);
   rdt_bytes d = {0};
   m->learner->describe(m->state, &d);
   if (d.oom) {
@@ -216,7 +267,7 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  finish_info(ctx, o, h, c->is_private, c->seeded, c->eps, m->is_signed ? m->public_key : NULL, m->note);
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, m->is_signed ? m->public_key : NULL, m->note);
 }
 
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -237,17 +288,21 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
   sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", diprime ? "diprime" : f->sharp ? "rdt#" : "rdt",
                       regression ? "regression" : "classification");
+  /* With unit facts, "epsilon" is the whole release's and the mechanism
+  ** below spends epsilon_division.model_per_row per row (unit.h). */
+  rdt_eps stated = stated_epsilon(&c->unit, c->eps);
+  const char *one_row = neighbouring(&c->unit, "add/remove one row");
   if (c->is_private && diprime) {
     double q = rdt_eps_to_double(c->eps_query), leaf = rdt_eps_to_double(c->eps_leaf);
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"DiPriMe: per node, %u private "
+                        "\"neighbouring\":\"%s\",\"mechanism\":\"DiPriMe: per node, %u private "
                         "medians or balanced subsets and one permute-and-flip selection of eps %!.17g each "
                         "(sequential), levels sequential, nodes of a level parallel; leaves: discrete Laplace %s "
                         "with eps %!.17g; trees %s; grown on a uniform sample of at most max_rows rows, which one row changes "
                         "by one row in and one out, so epsilon is twice what these queries spend\",\"epsilon_per_query\":%!.17g,"
                         "\"epsilon_leaves\":%!.17g,",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num,
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row,
                         c->candidates < f->schema.n_features ? c->candidates : f->schema.n_features, q,
                         regression ? "on the count and on the integerised sum, each" : "on every class counter",
                         regression ? leaf / 2 : leaf,
@@ -256,18 +311,19 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (c->is_private && f->sharp) {
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"add/remove one private (labeled) row\",\"mechanism\":\"RDT#: discrete "
+                        "\"neighbouring\":\"%s\",\"mechanism\":\"RDT#: discrete "
                         "Laplace noise of scale %u/epsilon on every class counter of every centre of the %u primary "
                         "trees (L1 sensitivity 1 per tree); the %u secondary trees count public rows labelled by "
                         "the primary trees (post-processing)\",",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num, c->primary_trees, c->primary_trees,
-                        c->trees - c->primary_trees);
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num,
+                        neighbouring(&c->unit, "add/remove one private (labeled) row"), c->primary_trees,
+                        c->primary_trees, c->trees - c->primary_trees);
   } else if (c->is_private && f->matrix) {
     const rdt_matrix *m = f->matrix;
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+                        "\"neighbouring\":\"%s\",\"mechanism\":\"",
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row);
     if (m->strategy == RDT_STRATEGY_LEAF)
       sqlite3_str_appendf(o, "matrix forest, leaf strategy: discrete Laplace noise of scale %s/epsilon on every "
                              "leaf class counter (L1 sensitivity %s)\",",
@@ -281,13 +337,14 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (c->is_private) {
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"discrete Laplace noise "
+                        "\"neighbouring\":\"%s\",\"mechanism\":\"discrete Laplace noise "
                         "of scale trees/epsilon on every leaf class counter (L1 sensitivity 1 per tree)\",",
-                        rdt_eps_to_double(c->eps), (unsigned long long)c->eps.num);
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row);
   } else {
     sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,"
                              "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"none: exact counts\",");
   }
+  unit_info(o, &c->unit, c->eps, &f->schema);
   if (diprime)
     sqlite3_str_appendf(o, "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,", c->rho, c->candidates,
                         c->partition ? "true" : "false");
@@ -361,7 +418,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);
   sqlite3_str_appendf(o, ",\"structure_from_rows\":%s", rdt_config_structure_from_rows(c) ? "true" : "false");
-  finish_info(ctx, o, h, c->is_private, c->seeded, c->eps, f->is_signed ? f->public_key : NULL, f->note);
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, f->is_signed ? f->public_key : NULL, f->note);
 }
 
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

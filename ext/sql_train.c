@@ -18,6 +18,11 @@
 **      input is an error, which reveals emptiness (and with GROUP BY the
 **      groups) for free. So the aggregate refuses "ledger": charged training
 **      goes through rdt_fit (sql_fit.c), which sees its options first.
+**   6. sqlite3_interrupt() and the progress handler reach the steps that run
+**      in C after the rows (and the structure's draw before them) through
+**      sql_cancel.h: a training stopped there fails with SQLITE_INTERRUPT,
+**      releases nothing and wipes its state like any failure; the rows the
+**      training thread has not counted yet are dropped (train_worker.h).
 */
 #include <math.h>
 #include <sodium.h>
@@ -33,6 +38,7 @@
 #include "core/sharp.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
+#include "sql_cancel.h"
 #include "sql_train.h"
 
 /* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
@@ -73,6 +79,9 @@ struct rdt_train_session {
   rdt_ledger_receipt receipt;
   char note[RDT_NOTE_MAX + 1];
   int depth_from_public; /* RDT#: the depth was chosen from the public rows */
+  /* sqlite3_interrupt() and the progress handler while the structure is
+  ** drawn, the noise added and the model encoded (sql_cancel.h). */
+  rdt_sql_cancel cancel;
 };
 
 typedef struct rdt_train_session train_state;
@@ -295,6 +304,10 @@ static int configure_options(train_state *st, sqlite3 *db, const char *json, siz
     snprintf(err, en, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
     return 0;
   }
+  /* DiPriMe rounds its per-row eps down to what its queries spend; a release
+  ** with unit facts then states (and a ledger is charged) exactly that much. */
+  if (config->algorithm == RDT_ALGO_DIPRIME && rdt_unit_active(&config->unit))
+    config->unit.eps_total.num = config->unit.eps_bounds.num + (uint64_t)config->unit.max_rows * config->eps.num;
   if (config->ledger[0] && !config->is_private) {
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
@@ -327,15 +340,50 @@ void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
   out->max_rows = c->algorithm == RDT_ALGO_DIPRIME ? c->max_rows : 0;
 }
 
+/* The ledger note's tail for a release with unit facts (unit.h). */
+static void unit_note(const rdt_unit *u, char *out, size_t n) {
+  size_t used = 0;
+  out[0] = 0;
+  if (u->column[0])
+    used = (size_t)snprintf(out, n, ", unit \"%.60s\" (at most %u rows each)", u->column, u->max_rows);
+  if (u->n_private && used < n)
+    snprintf(out + used, n - used, ", private bounds on %u features (epsilon %.6g)", u->n_private,
+             rdt_eps_to_double(u->eps_bounds));
+}
+
+const rdt_unit *rdt_train_unit(const rdt_train_session *s) { return s->learner ? &s->lcommon.unit : &s->config.unit; }
+
+const unsigned char *rdt_train_seed_key(const rdt_train_session *s) {
+  if (s->learner) return s->lcommon.seeded ? s->lcommon.seed_key : NULL;
+  return s->config.seeded ? s->config.seed_key : NULL;
+}
+
+int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max) {
+  if (s->built || feature >= s->schema.n_features || s->schema.features[feature].type != RDT_FEATURE_NUMERIC ||
+      !isfinite(min) || !isfinite(max) || !(min < max) || !isfinite(max - min))
+    return 0;
+  s->schema.features[feature].min = min;
+  s->schema.features[feature].max = max;
+  return 1;
+}
+
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
   const rdt_config *config = &st->config;
-  if (st->learner)
-    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, st->lcommon.eps, fn, st->learner->name,
-                                                st->note, &st->receipt, err, en);
+  /* With unit facts the ledger is charged the whole ε (unit.h); the model's
+  ** own eps is then its per-row share. */
+  const rdt_unit *u = rdt_train_unit(st);
+  char tail[160];
+  unit_note(u, tail, sizeof tail);
+  if (st->learner) {
+    char lrequest[200];
+    snprintf(lrequest, sizeof lrequest, "%s%s", st->learner->name, tail);
+    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, rdt_unit_active(u) ? u->eps_total :
+                                                st->lcommon.eps, fn, lrequest, st->note, &st->receipt, err, en);
+  }
   if (!config->ledger[0]) return 1;
   /* The request states what is known before the rows: an automatic depth
   ** is the largest the trees may keep. What was trained is recorded after. */
-  char request[200];
+  char request[400];
   if (config->trees_auto)
     snprintf(request, sizeof request, "%s, trees chosen from the structure (%u at most), depth %u",
              algorithm_note(config), config->trees, config->depth);
@@ -347,7 +395,10 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
   else
     snprintf(request, sizeof request, "%s, %u trees, depth %u", algorithm_note(config), config->trees,
              config->depth);
-  return rdt_ledger_charge(db, conn, config->ledger, config->eps, fn, request, st->note, &st->receipt, err, en);
+  size_t used = strlen(request);
+  snprintf(request + used, sizeof request - used, "%s", tail);
+  return rdt_ledger_charge(db, conn, config->ledger, rdt_unit_active(u) ? u->eps_total : config->eps, fn, request,
+                           st->note, &st->receipt, err, en);
 }
 
 /* Appends one scalar member of a learner's rdt_info facts as JSON. */
@@ -429,6 +480,8 @@ int rdt_train_record(rdt_train_session *st, const unsigned char *blob, size_t si
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   rdt_config *config = &st->config;
+  rdt_sql_cancel_init(&st->cancel, db);
+  config->cancel = &st->cancel.core;
   if (st->learner) {
     err[0] = 0;
     st->lstate = st->learner->start(st->lopts, &st->schema, &st->lcommon, err, en);
@@ -566,9 +619,14 @@ int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **f
   return 1;
 }
 
+int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
+  return s && rdt_sql_cancel_report(&s->cancel, ctx);
+}
+
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
   rdt_ledger_receipt_free(&st->receipt);
+  rdt_sql_cancel_free(&st->cancel);
   if (st->learner) { /* the learner wipes its own state */
     if (st->lstate) st->learner->free(st->lstate);
     if (st->lx) sodium_memzero(st->lx, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
@@ -620,7 +678,11 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
   m.state = st->lstate;
   m.schema = st->schema; /* borrowed: the session frees it */
   m.common = st->lcommon;
-  int released = st->learner->finish(st->lstate, &noise);
+  /* A learner's own finishing step (ext/core/learners/) does not poll:
+  ** the stop request is asked for before it and after it, and an
+  ** interrupted finish releases nothing. */
+  int released = !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS) && st->learner->finish(st->lstate, &noise) &&
+                 !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS);
   rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
   rdt_rng_clear(&noise);
   unsigned char *blob = released ? rdt_learned_encode(&m, size) : NULL;
@@ -636,9 +698,17 @@ static unsigned char *learner_finish(train_state *st, size_t *size, char *err, s
 unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
   if (st->learner) return learner_finish(st, size, err, en);
   rdt_forest *f = &st->forest;
-  if (st->pending) count_buffered(st);
-  rdt_train_worker_free(st->worker); /* waits until every row is counted */
+  /* One question before the last rows are counted: an interrupt during the
+  ** row pass (or the statement's cleanup after one, which still calls this)
+  ** must not wait for the worker to walk its buffers through large trees. */
+  if (rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) rdt_train_worker_abandon(st->worker);
+  else if (st->pending) count_buffered(st);
+  rdt_train_worker_free(st->worker); /* waits until every row is counted, or abandoned */
   st->worker = NULL;
+  if (rdt_cancel_stopped(&st->cancel.core)) {
+    snprintf(err, en, "interrupted; nothing was released");
+    return NULL;
+  }
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
   int released = 1;
@@ -686,7 +756,9 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     return 0;
   }
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-    agg_error(ctx, a, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, sizeof err, "the first argument must be the options, a JSON object as TEXT%s",
+             rdt_sql_blob_hint(argv[0], 1));
+    agg_error(ctx, a, err);
     return 0;
   }
   const char *json = (const char *)sqlite3_value_text(argv[0]);
@@ -710,13 +782,20 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     agg_error(ctx, a, err);
     return 0;
   }
+  if (rdt_unit_active(rdt_train_unit(a->session))) { /* they need the query form: sorting, a second pass */
+    agg_error(ctx, a, "\"privacy_unit\" and \"bounds\": \"private\" need rdt_fit(options, query): a unit's rows "
+                      "are bounded after sorting the query by unit, and private bounds read the rows once more before "
+                      "training");
+    return 0;
+  }
   if (rdt_train_ledger(a->session)[0]) { /* Contract item 5 */
     agg_error(ctx, a, "\"ledger\" needs rdt_fit(options, query): the rdt_train aggregate sees its options only "
                       "with its first row, so an empty input could never be charged; rdt_fit charges first");
     return 0;
   }
   if (!rdt_train_build(a->session, db, err, sizeof err)) {
-    agg_error(ctx, a, err);
+    if (rdt_train_interrupted(a->session, ctx)) a->failed = 1;
+    else agg_error(ctx, a, err);
     return 0;
   }
   return 1;
@@ -748,7 +827,7 @@ void rdt_train_final(sqlite3_context *ctx) {
     size_t size = 0;
     unsigned char *blob = rdt_train_finish(a->session, &size, err, sizeof err);
     if (blob) sqlite3_result_blob64(ctx, blob, size, free);
-    else rdt_sql_error(ctx, "rdt_train", err);
+    else if (!rdt_train_interrupted(a->session, ctx)) rdt_sql_error(ctx, "rdt_train", err);
   }
   rdt_train_session_free(a->session);
   a->session = NULL;

@@ -13,6 +13,9 @@
 **   5. finish: the noise is added (failing closed: no noise, no model), the
 **      model encoded, and every private intermediate wiped.
 **   6. record: after a charge, its outcome goes into the ledger.
+** Steps 3 and 5 can run for seconds in C; sqlite3_interrupt() and the
+** progress handler reach them (sql_cancel.h), and a stopped step fails
+** like any other: nothing is released.
 ** rdt_train_session_free wipes and frees at any point.
 */
 #ifndef RDT_SQL_TRAIN_H
@@ -43,6 +46,14 @@ typedef struct rdt_train_facts {
   uint64_t max_rows;              /* DiPriMe: the kept rows it samples down to; 0: no sampling */
 } rdt_train_facts;
 void rdt_train_get_facts(const rdt_train_session *s, rdt_train_facts *out);
+/* After step 1: the unit facts (unit.h: a unit column, private bounds; the
+** ledger is charged their eps_total), and the seed key (NULL: not seeded). */
+const rdt_unit *rdt_train_unit(const rdt_train_session *s);
+const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
+/* Between steps 1 and 3: a numeric feature's bounds, estimated privately
+** (bounds.h). 0 if the feature is not numeric or the bounds not finite
+** min < max. */
+int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
 /* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
 int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
 /* Step 3. */
@@ -59,12 +70,17 @@ unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, s
 ** nothing (an audit log must not miss a release). */
 int rdt_train_record(rdt_train_session *s, const unsigned char *blob, size_t size, char *err,
                      size_t en);
+/* After a failed step 3 or 5: whether sqlite3_interrupt() or the progress
+** handler stopped it (sql_cancel.h); then ctx gets SQLITE_INTERRUPT
+** ("interrupted") and 1 is returned, nothing having been released. */
+int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx);
 
 /* rdt_fit's query (sql_fit.c), shared with rdt_check: the one read-only
 ** statement of arg (NULL with err), and its result columns bound by name to
-** the label (*label_col) and the features (col[j]); 0 with err. */
+** the label (*label_col), the features (col[j]) and the unit column
+** (*unit_col; unit "": none, -1); 0 with err. */
 sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en);
-int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, int *label_col, int *col,
-                         char *err, size_t en);
+int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, const char *unit, int *label_col,
+                         int *unit_col, int *col, char *err, size_t en);
 
 #endif

@@ -9,6 +9,10 @@ Builds a temporary database with N rows of 10 REAL features uniform in [0,1) and
          with the default "threads": 2 (a second thread counts while SQLite reads) and with 1
 and then prediction over every row, the model given as a bound parameter, as a scalar
 subquery on a models table, and through a join with it (target: >= 1,000,000 predictions/s).
+A mixed schema on a second table of N rows (8 REAL features as above, c1 INTEGER 0..11 and
+c2 TEXT 'a'..'f', categorical with 10 and 5 listed values, the rest `other`), timed the same way:
+  scan   SELECT count(*), sum(x1), ..., sum(x8), sum(c1), max(c2) FROM tm
+  train  the same forest on the 10 mixed features        (target: train/scan <= 2)
 
 Usage: /usr/bin/python3 scripts/bench.py [--rows N]
 """
@@ -49,6 +53,47 @@ def fill(db, rows):
     # A separate pass, so that x1 and x2 are the stored values and not fresh random() calls.
     db.execute("UPDATE t SET label = ((x1 + x2 > 1) <> (random() % 10 = 0))")
     db.commit()
+
+
+MIXED_NUMERIC = FEATURES[:8]
+MIXED_COLUMNS = ", ".join(MIXED_NUMERIC + ["c1", "c2"])
+
+
+def fill_mixed(db, rows):
+    """The mixed-schema table: 8 numeric features, an INTEGER and a TEXT categorical one."""
+    uniform = "(random() & 9007199254740991) / 9007199254740992.0"
+    db.execute(f"CREATE TABLE tm({', '.join(f + ' REAL' for f in MIXED_NUMERIC)}, c1 INTEGER, c2 TEXT, "
+               "label INTEGER)")
+    db.execute(f"""
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO tm({MIXED_COLUMNS}) SELECT {', '.join([uniform] * 8)}, abs(random()) % 12,
+          char(97 + abs(random()) % 6) FROM n""", (rows,))
+    db.execute("UPDATE tm SET label = ((x1 + x2 > 1) <> (c1 = 3) <> (random() % 10 = 0))")
+    db.commit()
+
+
+def bench_mixed(db, rows):
+    """Training on the mixed schema against its own plain scan; returns (scan, train, train1)."""
+    fill_mixed(db, rows)
+    features = ([{"name": f, "type": "numeric", "min": 0, "max": 1} for f in MIXED_NUMERIC] +
+                [{"name": "c1", "type": "categorical", "values": list(range(10))},
+                 {"name": "c2", "type": "categorical", "values": list("abcde")}])
+    options = json.dumps({"epsilon": 1, "trees": 32, "depth": 10, "vote": "threshold", "classes": [0, 1],
+                          "features": features})
+    one_thread = json.dumps({**json.loads(options), "threads": 1})
+    scan_sql = f"SELECT count(*), {', '.join(f'sum({f})' for f in MIXED_NUMERIC)}, sum(c1), max(c2) FROM tm"
+    train_sql = f"SELECT rdt_train(?, label, {MIXED_COLUMNS}) FROM tm"
+    scans, trains, trains1 = [], [], []
+    for _ in range(REPEATS):
+        scans.append(timed(db, scan_sql)[0])
+        trains.append(timed(db, train_sql, (options,))[0])
+        trains1.append(timed(db, train_sql, (one_thread,))[0])
+    scan, train, train1 = statistics.median(scans), statistics.median(trains), statistics.median(trains1)
+    print(f"mixed scan  {scan:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in scans)})")
+    print(f"mixed train {train:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in trains)})")
+    print(f"mixed train, threads 1 {train1:.3f} s  (runs: {', '.join(f'{s:.3f}' for s in trains1)})")
+    print(f"mixed train/scan = {train / scan:.2f}, with one thread {train1 / scan:.2f}  (target <= 2.0)")
+    return scan, train, train1
 
 
 def main():
@@ -131,6 +176,7 @@ def bench(rows, path):
         print(f"predict ({way}, {n:,} rows) {rows / seconds:,.0f} predictions/s, "
               f"{seconds / scan:.2f} x scan  (target >= 1,000,000/s)")
 
+    mixed = bench_mixed(db, rows)
     db.close()
 
     # DiPriMe buffers its rows: time and peak memory of a separate sqlite3 process, next to the
@@ -149,6 +195,9 @@ def bench(rows, path):
     print(f"| scan: count + 10 sums | {scan:.3f} | 1.00 | |")
     print(f"| rdt_train ε=1, 32 trees, depth 10 | {train:.3f} | {train / scan:.2f} | ≤ 2.0 |")
     print(f"| the same, `\"threads\": 1` | {train1:.3f} | {train1 / scan:.2f} | |")
+    print(f"| mixed schema (8 numeric, 2 categorical): scan | {mixed[0]:.3f} | 1.00 | |")
+    print(f"| mixed schema: rdt_train, the same forest | {mixed[1]:.3f} | {mixed[1] / mixed[0]:.2f} | ≤ 2.0 |")
+    print(f"| mixed schema, `\"threads\": 1` | {mixed[2]:.3f} | {mixed[2] / mixed[0]:.2f} | |")
     for way, seconds, rate in results:
         print(f"| rdt_predict, {way}: {rate:,.0f}/s | {seconds:.3f} | {seconds / scan:.2f} "
               f"| ≥ 1,000,000/s |")

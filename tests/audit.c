@@ -31,6 +31,7 @@
 #include "core/select.h"
 #include "core/sharp.h"
 #include "core/tree_selection.h"
+#include "core/unit.h"
 
 #define SAMPLES 100000
 #define ALPHA 1e-6
@@ -1103,6 +1104,131 @@ static void audit_private_tree(int broken) {
          k[0], k[1], PT_EVENTS, claimed, !broken);
 }
 
+/* ---- mechanism: private_tree's "auto" depth (private_tree.c, 3b) ---------
+** One numeric feature, 2 bins, 2 classes, eps 1: the count gets eps/20 and
+** D = floor(log2(n^ / 16)) (at least 1), so D >= 2 exactly when n^ >= 64.
+** Neighbours: 63 and 64 rows (all of class 0 at a = 0.2). Released: the
+** used depth, read from the payload; the event "D >= 2" moves by at most
+** the count's eps/20 (the rest of the model is released too, but only this
+** event is counted: the bound is checked against the whole claimed eps).
+** The broken twin draws the count with 10^4 times the eps the model records:
+** the depth is then nearly the exact count's, and the event's loss far
+** above eps. */
+static void audit_private_tree_depth(int broken) {
+  const char *opts = "{\"algorithm\": \"private_tree\", \"epsilon\": 1, \"bins\": 2, \"classes\": [0, 1], "
+                     "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  const rdt_learner *l = &rdt_learner_private_tree;
+  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
+                                 sizeof err)) {
+    check(0, "private_tree depth audit setup");
+    return;
+  }
+  double claimed = rdt_eps_to_double(c.eps);
+  rdt_eps loud = {c.eps.num / 20 * 10000};
+  double x[1] = {0.2};
+  long k[2][2] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "ptree-depth-broken" : "ptree-depth", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      for (int r = 0; r < 63 + side; r++) l->row(st, x, 0, 0);
+      ok = broken ? rdt_private_tree_finish_count_eps(st, &rng, loud) : l->finish(st, &rng);
+      rdt_bytes b = {0};
+      if (ok) l->encode(st, &b);
+      rdt_reader r = {b.p, b.n, 12, 0};
+      uint32_t used = rdt_read_u32(&r);
+      ok = ok && !b.oom && !r.bad && used >= 1 && used <= 8;
+      rdt_bytes_free(&b);
+      l->free(st);
+      k[side][0] += used >= 2;
+      k[side][1] += used < 2;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "private_tree depth audit: training or release failed");
+    return;
+  }
+  report(broken ? "private_tree auto depth from a count 10^4 times less noisy than claimed (broken twin)"
+                : "private_tree auto depth: the used depth, 63 vs 64 rows",
+         k[0], k[1], 2, claimed, !broken);
+}
+
+/* ---- the privacy unit: contribution bounding + group privacy (unit.h) ---
+** Neighbours differ by one whole unit: D has units A (2 rows) and B (5 rows),
+** D' adds unit V (6 rows: 3 at x = 0.9, 3 at x = 0.1, all class 1). Rows pass
+** through the unit bound (k = 3: a random 3 of B's and of V's rows are kept,
+** fresh coins every run) into an RDT forest of 1 tree whose options claim
+** eps 1 for the unit, so the forest runs with eps 1/3 per row. Released: the
+** leaf counters; events on the class-1 counters of the leaves of 0.9 and
+** 0.1. V moves their sum by exactly 3: the loss is 1, tight. Broken twins:
+** no cap (V's 6 rows all counted: loss 2), and the cap without dividing eps
+** (noise for eps 1 per row: loss 3). */
+static const char *UNIT_OPTS =
+    "{\"epsilon\": 1, \"trees\": 1, \"depth\": 1, \"seed\": 5, \"privacy_unit\": \"u\", \"max_rows_per_unit\": 3,"
+    " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+#define UNIT_EVENTS 6
+
+static void audit_unit(int broken) { /* 0: as built; 1: no cap; 2: eps not divided by the cap */
+  rdt_forest f;
+  if (!forest_from_options(UNIT_OPTS, &f)) {
+    check(0, "privacy unit audit setup");
+    rdt_forest_free(&f);
+    return;
+  }
+  double claimed = rdt_eps_to_double(f.config.unit.eps_total);
+  if (broken == 2) f.config.eps = f.config.unit.eps_total;
+  uint64_t k = broken == 1 ? 1000 : f.config.unit.max_rows;
+  static const double ux[3][6] = {{0.1, 0.9}, {0.1, 0.9, 0.9, 0.1, 0.5}, {0.9, 0.9, 0.9, 0.1, 0.1, 0.1}};
+  static const uint32_t uc[3][6] = {{0, 1}, {1, 0, 1, 1, 0}, {1, 1, 1, 1, 1, 1}};
+  static const uint64_t un[3] = {2, 5, 6};
+  double hi = 0.9, lo = 0.1;
+  uint32_t C = f.schema.n_classes, l9 = rdt_forest_leaf(&f, 0, &hi), l1 = rdt_forest_leaf(&f, 0, &lo);
+  size_t nc = (size_t)f.n_leaves * C;
+  long ev[2][UNIT_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken == 1 ? "unit-nocap" : broken == 2 ? "unit-undivided" : "unit", 0);
+  for (long i = 0; i < SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      memset(f.counts, 0, nc * sizeof *f.counts);
+      unsigned char key[RDT_RNG_KEYBYTES];
+      rdt_rng_bytes(&rng, key, sizeof key);
+      rdt_unit_bound b;
+      rdt_unit_bound_init(&b, k, key, "audit");
+      for (int u = 0; u < 2 + side; u++)
+        for (uint64_t r = 0; r < un[u]; r++)
+          if (rdt_unit_bound_row(&b, r + 1, un[u]) == 1) rdt_forest_train_row(&f, &ux[u][r], uc[u][r]);
+      rdt_unit_bound_clear(&b);
+      rdt_forest_add_noise(&f, &rng);
+      int64_t a = f.counts[(size_t)l9 * C + 1], c = f.counts[(size_t)l1 * C + 1];
+      int64_t s = l9 == l1 ? a : a + c;
+      long *e = ev[side];
+      e[0] += s >= 4;
+      e[1] += s >= 6;
+      e[2] += s >= 8;
+      e[3] += s <= 2;
+      e[4] += a >= 4;
+      e[5] += s >= 10;
+    }
+  }
+  rdt_rng_clear(&rng);
+  report(broken == 1   ? "privacy unit without the cap (a unit's 6 rows all counted): broken twin"
+         : broken == 2 ? "privacy unit capped but eps not divided by the cap: broken twin"
+                       : "privacy unit (k = 3): 7 rows in 2 units vs a third unit of 6 rows, RDT at eps/k per row",
+         ev[0], ev[1], UNIT_EVENTS, claimed, !broken);
+  rdt_forest_free(&f);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1141,6 +1267,11 @@ int main(void) {
   audit_boost(1);
   audit_private_tree(0);
   audit_private_tree(1);
+  audit_private_tree_depth(0);
+  audit_private_tree_depth(1);
+  audit_unit(0);
+  audit_unit(1);
+  audit_unit(2);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -4,6 +4,7 @@
 #   RDT_TEST_CORE  the core unit-test binary (default build/test_core)
 #   RDT_TEST_LEARNERS  the learners' unit-test binary (default build/test_learners)
 #   RDT_TEST_BOOST the unit tests of the boost learner (default build/test_boost)
+#   RDT_TEST_LONG_WORK interrupts, progress and the mixed walk (default build/test_long_work)
 #   RDT_AUDIT      the privacy-audit binary (default build/audit)
 #   RDT_FUZZ_REPLAY_MODEL, RDT_FUZZ_REPLAY_OPTIONS  the fuzz targets built with
 #                  tests/fuzz/replay.c (default build/fuzz-replay-model, -options)
@@ -76,6 +77,7 @@ fi
 suite "core unit tests" "${RDT_TEST_CORE:-build/test_core}"
 suite "learner unit tests" "${RDT_TEST_LEARNERS:-build/test_learners}"
 suite "unit tests of the boost learner" "${RDT_TEST_BOOST:-build/test_boost}"
+suite "long work: interrupts, progress, options read once, the mixed walk" "${RDT_TEST_LONG_WORK:-build/test_long_work}"
 suite "privacy audits" "${RDT_AUDIT:-build/audit}"
 suite "SQL tests through the sqlite3 shell" bash tests/sql_runner.sh
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/batch.h"
+#include "core/bounds.h"
 #include "core/diprime.h"
 #include "core/json.h"
 #include "core/matrix.h"
@@ -26,6 +27,7 @@
 #include "core/sign.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
+#include "core/unit.h"
 
 #include "check.h"
 
@@ -1656,6 +1658,228 @@ static void test_train_worker(void) {
   rdt_forest_free(&threaded);
 }
 
+
+/* ---- privacy unit and private bounds (unit.h, bounds.h) ----------------- */
+
+#define UNIT_FEATURES                                                                                               \
+  "\"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"          \
+  " {\"name\": \"y\", \"type\": \"numeric\", \"bounds\": \"private\"}, {\"name\": \"z\", \"type\": \"numeric\","  \
+  " \"bounds\": \"private\"}]"
+
+/* The position of the first section with tag `tag` in a model, or 0. */
+static size_t section_at(const unsigned char *b, size_t n, const char *tag) {
+  for (size_t at = RDT_HEADER_BYTES; at + 16 <= n; at++)
+    if (memcmp(b + at, tag, 4) == 0) return at;
+  return 0;
+}
+
+static void test_unit(void) {
+  rdt_schema s;
+  rdt_config c;
+  char err[512];
+  /* Options: the whole eps is divided (unit.h, contract 5). */
+  const char *opts = "{\"epsilon\": 1, \"privacy_unit\": \"patient\", \"max_rows_per_unit\": 3, \"seed\": 1, "
+                     UNIT_FEATURES "}";
+  int ok = rdt_options_parse(opts, strlen(opts), &s, &c, err, sizeof err);
+  const rdt_unit *u = &c.unit;
+  uint64_t one = (uint64_t)1 << 32;
+  check(ok && strcmp(u->column, "patient") == 0 && u->max_rows == 3 && u->n_private == 2 &&
+            rdt_unit_is_private(u, 1) && rdt_unit_is_private(u, 2) && !rdt_unit_is_private(u, 0) &&
+            u->eps_total.num == one && u->eps_quantile.num == (uint64_t)floor(one * 0.1) / 12 &&
+            u->eps_bounds.num == u->eps_quantile.num * 12 && c.eps.num == (one - u->eps_bounds.num) / 3,
+        "unit: options divide eps: 2m quantiles of share/(2mk) each, the model (eps - bounds)/k per row");
+  check(ok && rdt_unit_check(u, c.eps, &s) && s.features[1].min == 0 && s.features[1].max == 1,
+        "unit: the division passes the decoder's check; private bounds hold placeholders until estimated");
+  if (ok) {
+    rdt_unit t = *u;
+    t.eps_bounds.num++;
+    int r1 = rdt_unit_check(&t, c.eps, &s);
+    t = *u;
+    t.max_rows = 2;
+    int r2 = rdt_unit_check(&t, c.eps, &s);
+    t = *u;
+    t.private_bounds[0] = 1; /* a third private feature: m disagrees */
+    int r3 = rdt_unit_check(&t, c.eps, &s);
+    rdt_eps more = {c.eps.num + 1};
+    int r4 = rdt_unit_check(u, more, &s);
+    check(!r1 && !r2 && !r3 && !r4, "unit: the check refuses budgets, caps, features or a per-row eps that disagree");
+    rdt_schema_free(&s);
+  }
+  ok = rdt_options_parse("{\"epsilon\": 2, \"privacy_unit\": \"p\", \"max_rows_per_unit\": 4, \"classes\": [0], "
+                         "\"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+                         strlen("{\"epsilon\": 2, \"privacy_unit\": \"p\", \"max_rows_per_unit\": 4, \"classes\": [0], "
+                                "\"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}"),
+                         &s, &c, err, sizeof err);
+  check(ok && c.eps.num == one / 2 && c.unit.eps_total.num == 2 * one && c.unit.eps_bounds.num == 0,
+        "unit: without private bounds the model gets eps/k per row");
+  if (ok) rdt_schema_free(&s);
+  ok = rdt_options_parse(OPTS, strlen(OPTS), &s, &c, err, sizeof err);
+  check(ok && !rdt_unit_active(&c.unit) && c.unit.max_rows == 1 && c.eps.num == one,
+        "unit: by default the unit is a row and eps is untouched");
+  if (ok) rdt_schema_free(&s);
+#define F1 "\"classes\": [0], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]"
+  check(opts_error("{\"epsilon\": 1, \"privacy_unit\": \"p\", " F1 "}", "needs \"max_rows_per_unit\"") &&
+            opts_error("{\"epsilon\": 1, \"max_rows_per_unit\": 2, " F1 "}", "applies with \"privacy_unit\" only") &&
+            opts_error("{\"epsilon\": 1, \"privacy_unit\": \"p\", \"max_rows_per_unit\": 0, " F1 "}", "from 1 to 100000") &&
+            opts_error("{\"epsilon\": 1, \"privacy_unit\": \"\", \"max_rows_per_unit\": 1, " F1 "}", "a non-empty string") &&
+            opts_error("{\"epsilon\": 1, \"privacy_unit\": \"X\", \"max_rows_per_unit\": 1, " F1 "}", "names the feature") &&
+            opts_error("{\"epsilon\": 1, \"privacy_unit\": \"Label\", \"max_rows_per_unit\": 1, " F1 "}", "names the label") &&
+            opts_error("{\"epsilon\": null, \"privacy_unit\": \"p\", \"max_rows_per_unit\": 1, " F1 "}", "needs a private model") &&
+            opts_error("{\"epsilon\": 1e-6, \"privacy_unit\": \"p\", \"max_rows_per_unit\": 100000, " F1 "}", "too small") &&
+            opts_error("{\"epsilon\": 1, \"bounds_share\": 0.2, " F1 "}", "only when a feature has"),
+        "unit: option mistakes are named (cap missing, misplaced or out of range, unit is the label or a feature, "
+        "non-private, eps too small, a share without private bounds)");
+  check(opts_error("{\"epsilon\": 1, \"classes\": [0], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"bounds\": "
+                   "\"public\"}]}", "must be \"private\"") &&
+            opts_error("{\"epsilon\": 1, \"classes\": [0], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"bounds\": "
+                       "\"private\", \"min\": 0}]}", "not both") &&
+            opts_error("{\"epsilon\": 1, \"classes\": [0], \"features\": [{\"name\": \"x\", \"type\": \"categorical\", "
+                       "\"values\": [1], \"bounds\": \"private\"}]}", "numeric features only") &&
+            opts_error("{\"epsilon\": null, \"classes\": [0], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", "
+                       "\"bounds\": \"private\"}]}", "needs a private model") &&
+            opts_error("{\"epsilon\": 1, \"bounds_share\": 0.95, \"classes\": [0], \"features\": [{\"name\": \"x\", "
+                       "\"type\": \"numeric\", \"bounds\": \"private\"}]}", "from 0.01 to 0.9"),
+        "unit: \"bounds\" mistakes are named (not \"private\", with min, categorical, non-private, share out of range)");
+#undef F1
+
+  /* Selection sampling: exactly min(n, k) kept per unit, every subset equally likely. */
+  rdt_unit_bound b;
+  rdt_rng rng;
+  seeded(&rng, "unit-bound");
+  unsigned char key[RDT_RNG_KEYBYTES];
+  rdt_rng_bytes(&rng, key, sizeof key);
+  rdt_unit_bound_init(&b, 2, key, "test");
+  long pairs[5][5] = {{0}};
+  int exact = 1, draws = 50000;
+  for (int i = 0; i < draws; i++) {
+    int kept[5], n = 0;
+    for (int pos = 1; pos <= 5; pos++)
+      if (rdt_unit_bound_row(&b, (uint64_t)pos, 5) == 1) kept[n++] = pos - 1;
+    exact &= n == 2;
+    if (n == 2) pairs[kept[0]][kept[1]]++;
+    int small = 0; /* a unit below the cap keeps every row */
+    for (int pos = 1; pos <= 2; pos++) small += rdt_unit_bound_row(&b, (uint64_t)pos, 2);
+    exact &= small == 2;
+  }
+  double chi = 0, e = draws / 10.0;
+  for (int x = 0; x < 5; x++)
+    for (int y = x + 1; y < 5; y++) chi += (pairs[x][y] - e) * (pairs[x][y] - e) / e;
+  check(exact, "unit: every unit keeps exactly min(n, k) rows");
+  check(chi < 27.88, "unit: the kept pair of a 5-row unit is uniform over the 10 pairs (chi2, 9 dof, p = 0.001)");
+  rdt_unit_bound_clear(&b);
+  rdt_unit_bound_init(&b, 2, key, "test");
+  int r1 = rdt_unit_bound_row(&b, 2, 3); /* a unit must start at position 1 */
+  rdt_unit_bound_clear(&b);
+  rdt_unit_bound_init(&b, 2, key, "test");
+  rdt_unit_bound_row(&b, 1, 3);
+  int r2 = rdt_unit_bound_row(&b, 3, 3); /* a position skipped */
+  rdt_unit_bound_clear(&b);
+  rdt_unit_bound_init(&b, 2, key, "test");
+  rdt_unit_bound_row(&b, 1, 3);
+  int r3 = rdt_unit_bound_row(&b, 2, 4); /* the count changed inside a unit */
+  rdt_unit_bound_clear(&b);
+  rdt_unit_bound_init(&b, 2, key, "test");
+  rdt_unit_bound_row(&b, 1, 2);
+  int r4 = rdt_unit_bound_row(&b, 1, 2); /* a new unit before the last ended */
+  int r5 = rdt_unit_bound_row(&b, 1, 0);
+  rdt_unit_bound_clear(&b);
+  check(r1 < 0 && r2 < 0 && r3 < 0 && r4 < 0 && r5 < 0,
+        "unit: rows not grouped as promised (a unit not starting at 1, a skip, a changing count, a cut-short unit) "
+        "fail closed");
+
+  /* The grid of private bounds. */
+  int inverse = 1, monotone = 1;
+  double prev = -INFINITY;
+  for (int i = -2000; i <= 2000; i++) {
+    double x = i == 0 ? 0 : (i < 0 ? -1 : 1) * ldexp(1 + (abs(i) % 7) / 8.0, abs(i) / 30 - 22);
+    double t = rdt_bounds_to_grid(x);
+    inverse &= rdt_bounds_from_grid(t) == x || fabs(x) >= ldexp(1, RDT_BOUNDS_E1);
+  }
+  for (double t = -RDT_BOUNDS_G; t <= RDT_BOUNDS_G; t += 1.0 / 64) {
+    double x = rdt_bounds_from_grid(t);
+    monotone &= x > prev && rdt_bounds_to_grid(x) == t;
+    prev = x;
+  }
+  check(inverse && monotone, "bounds: the grid map is exact both ways and strictly increasing");
+  check(rdt_bounds_to_grid(INFINITY) == RDT_BOUNDS_G && rdt_bounds_to_grid(-1e300) == -RDT_BOUNDS_G &&
+            rdt_bounds_to_grid(0) == 0,
+        "bounds: infinities and huge values clamp to the grid's ends");
+  rdt_median h;
+  ok = rdt_bounds_init(&h);
+  for (int i = 0; ok && i < 20000; i++) rdt_bounds_add(&h, 1000 + (i % 1000) * 0.1); /* 1000 .. 1099.9 */
+  rdt_eps eq;
+  rdt_eps_from_double(0.5, &eq);
+  double lo = 0, hi = 0;
+  int good = ok;
+  for (int i = 0; good && i < 20; i++) {
+    good = rdt_bounds_release(&h, &rng, eq, &lo, &hi);
+    /* quartiles 1025 and 1075 within a cell (32 per binade: 16 wide here), fences 1.5 IQR */
+    good = good && lo < 1000 && lo > 900 && hi > 1100 && hi < 1200;
+  }
+  check(good, "bounds: 20,000 values in [1000, 1100) at eps 0.5 give fences around the data");
+  rdt_median_free(&h);
+  ok = rdt_bounds_init(&h);
+  int empty_ok = ok;
+  for (int i = 0; empty_ok && i < 200; i++)
+    empty_ok = rdt_bounds_release(&h, &rng, eq, &lo, &hi) && isfinite(lo) && isfinite(hi) && lo < hi;
+  check(empty_ok, "bounds: on an empty input the rule still gives finite min < max (200 draws)");
+  rdt_median_free(&h);
+
+  /* The UNIT section: written only with unit facts, decoded, refused when edited. */
+  rdt_forest f;
+  ok = make_forest(&f, opts);
+  size_t size = 0;
+  unsigned char *blob = ok ? rdt_model_encode(&f, &size) : NULL;
+  rdt_forest g;
+  ok = blob && rdt_model_decode(blob, size, &g, err, sizeof err);
+  check(ok && strcmp(g.config.unit.column, "patient") == 0 && g.config.unit.max_rows == 3 &&
+            g.config.unit.eps_total.num == one && g.config.unit.n_private == 2,
+        "unit: the model carries the unit, its cap and the division of eps");
+  if (ok) {
+    size_t size2;
+    unsigned char *again = rdt_model_encode(&g, &size2);
+    check(again && size2 == size && memcmp(again, blob, size) == 0, "unit: decode then encode gives the same bytes");
+    free(again);
+    rdt_forest_free(&g);
+  }
+  size_t at = blob ? section_at(blob, size, "UNIT") : 0;
+  if (at) { /* hostile but re-checksummed bytes in and around UNIT: refused or decoded, never a crash */
+    unsigned char *m = malloc(size);
+    int survived = 0;
+    for (int i = 0; m && i < 2000; i++) {
+      memcpy(m, blob, size);
+      size_t where = at + rdt_rng_below(&rng, 16 + 8 * 3 + 4 + 4 + 7 + 4 + 8 + 8);
+      m[where] = (unsigned char)rdt_rng_u64(&rng);
+      crypto_generichash(m + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, m, size - RDT_CHECKSUM_BYTES, NULL, 0);
+      if (rdt_model_decode(m, size, &g, err, sizeof err)) {
+        survived += rdt_unit_check(&g.config.unit, g.config.eps, &g.schema);
+        rdt_forest_free(&g);
+      } else {
+        survived++;
+      }
+    }
+    check(m && survived == 2000, "unit: 2000 re-checksummed edits of the UNIT section are refused or decode consistent");
+    free(m);
+  }
+  if (at) {
+    blob[at + 16 + 3]++; /* eps_total, re-checksummed: the budgets no longer add up */
+    crypto_generichash(blob + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, blob, size - RDT_CHECKSUM_BYTES, NULL, 0);
+    ok = rdt_model_decode(blob, size, &g, err, sizeof err);
+    if (ok) rdt_forest_free(&g);
+    check(!ok && strstr(err, "privacy unit"), "unit: an edited UNIT section is refused even when re-checksummed");
+  } else {
+    check(0, "unit: an edited UNIT section is refused even when re-checksummed");
+  }
+  free(blob);
+  rdt_forest_free(&f);
+  ok = make_forest(&f, OPTS);
+  blob = ok ? rdt_model_encode(&f, &size) : NULL;
+  check(blob && !section_at(blob, size, "UNIT"), "unit: a model without unit facts has no UNIT section");
+  free(blob);
+  rdt_forest_free(&f);
+  rdt_rng_clear(&rng);
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -1687,6 +1911,7 @@ int main(int argc, char **argv) {
   test_train_worker();
   test_model(golden);
   test_sign();
+  test_unit();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -521,6 +521,74 @@ static void test_nb_auto_bins(const rdt_schema *s, const double *x, const uint32
   rdt_rng_clear(&rng);
 }
 
+/* private_tree "depth": "auto" (contract 3b): 3000 rows, 3 classes, eps 1:
+** n^ / 24 is about 125 leaves' worth of rows -> depth 6; the shares add up to
+** eps exactly; the payload round-trips and its used depth is checked. */
+static void test_pt_auto_depth(const rdt_schema *s, const double *x, const uint32_t *cls) {
+  const rdt_learner *l = &rdt_learner_private_tree;
+  rdt_learn_common c = common(1, 1.0);
+  char err[256];
+  rdt_rng rng;
+  seeded(&rng, "pt-auto");
+  void *st = start(l, NULL, s, &c, err, sizeof err);
+  rdt_bytes e = {0}, e2 = {0}, d = {0};
+  int ok = st != NULL;
+  if (ok) {
+    train(l, st, x, cls, 0, NTRAIN);
+    ok = l->finish(st, &rng) == 1 && encode(l, st, &e);
+  }
+  if (ok) l->describe(st, &d);
+  rdt_bytes_put(&d, "", 1);
+  check(ok && !d.oom && strstr((char *)d.p, "\"depth\":\"auto\",\"depth_used\":6,\"bins\":32,"),
+        "private_tree auto depth: 3000 rows of 3 classes at eps 1 -> depth 6 (bins 32 by default)");
+  rdt_bytes_free(&d);
+  /* header: version, bins, depth 0 (auto), used depth, private, per-level num, leaf num */
+  uint32_t depth = 1, used = 0;
+  uint64_t lev = 0, leaf = 0;
+  for (int i = 0; ok && i < 4; i++) {
+    depth = i ? depth : 0;
+    depth |= (uint32_t)e.p[8 + i] << (8 * i);
+    used |= (uint32_t)e.p[12 + i] << (8 * i);
+  }
+  for (int i = 0; ok && i < 8; i++) {
+    lev |= (uint64_t)e.p[20 + i] << (8 * i);
+    leaf |= (uint64_t)e.p[28 + i] << (8 * i);
+  }
+  check(ok && depth == 0 && used == 6 && c.eps.num / 20 + 6 * lev + leaf == c.eps.num && lev > 0,
+        "private_tree auto depth: eps / 20 for the count, 6 levels and the leaves add up to eps exactly");
+  void *back = ok ? decode(l, e.p, e.n, s, &c) : NULL;
+  check(back && encode(l, back, &e2) && e2.n == e.n && memcmp(e.p, e2.p, e.n) == 0,
+        "private_tree auto depth: encode -> decode -> encode is byte-identical");
+  if (back) l->free(back);
+  rdt_bytes_free(&e2);
+  int refused = ok;
+  for (uint32_t bad = 0; ok && bad <= 9; bad += 9) { /* used depth 0 (with candidates) or 9 */
+    unsigned char *m = malloc(e.n);
+    if (!m) break;
+    memcpy(m, e.p, e.n);
+    m[12] = (unsigned char)bad;
+    void *t = decode(l, m, e.n, s, &c);
+    refused &= t == NULL;
+    if (t) l->free(t);
+    free(m);
+  }
+  check(refused, "private_tree auto depth: decode refuses a used depth of 0 or 9");
+  rdt_bytes_free(&e);
+  if (st) l->free(st);
+  /* the counted rows decide: 60 rows -> 60 / 24 = 2.5 -> depth 1 */
+  st = start(l, NULL, s, &c, err, sizeof err);
+  memset(&d, 0, sizeof d);
+  if (st) {
+    train(l, st, x, cls, 0, 60);
+    if (l->finish(st, &rng) == 1) l->describe(st, &d);
+  }
+  rdt_bytes_put(&d, "", 1);
+  check(st && !d.oom && strstr((char *)d.p, "\"depth_used\":1,"), "private_tree auto depth: 60 rows -> depth 1");
+  rdt_bytes_free(&d);
+  if (st) l->free(st);
+  rdt_rng_clear(&rng);
+}
+
 /* No features (d = 0; the options always have one, so the schema is cut
 ** down by hand): the class counts alone, with the whole eps. */
 static void test_nb_no_features(void) {
@@ -604,9 +672,10 @@ static void test_pt(const rdt_schema *s, const double *x, const uint32_t *cls, c
   l->free(st);
   rdt_rng_clear(&rng);
 
-  /* private; merge of two halves = one state with every row */
-  void *a = start(l, NULL, s, &c, err, sizeof err), *h2 = start(l, NULL, s, &c, err, sizeof err);
-  void *all = start(l, NULL, s, &c, err, sizeof err);
+  /* private; merge of two halves = one state with every row (a fixed shape: bins 8, depth 4) */
+  const char *fixed = "{\"bins\": 8, \"depth\": 4}";
+  void *a = start(l, fixed, s, &c, err, sizeof err), *h2 = start(l, fixed, s, &c, err, sizeof err);
+  void *all = start(l, fixed, s, &c, err, sizeof err);
   if (!a || !h2 || !all) {
     check(0, "private_tree: private start");
     if (a) l->free(a);
@@ -722,6 +791,7 @@ int main(void) {
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
     test_nb_auto_bins(&s, x, cls, tx);
+    test_pt_auto_depth(&s, x, cls);
     test_pt(&s, x, cls, tx, tcls);
     rdt_schema_free(&s);
   }

@@ -189,6 +189,9 @@ static void count_leaf(grower *g, uint32_t leaf, const uint64_t *rows, uint64_t 
 
 static int grow(grower *g, uint32_t idx, uint32_t level, uint64_t *rows, uint64_t n) {
   rdt_forest *f = g->f;
+  /* A fixed share of a question per node, whatever its rows (cancel.h,
+  ** item 2): the questions asked depend on trees and depth only. */
+  if (rdt_cancel_poll(f->config.cancel, RDT_CANCEL_UNITS / 16)) return 0;
   if (level == f->config.depth) {
     count_leaf(g, idx - f->n_internal, rows, n);
     return 1;
@@ -272,12 +275,16 @@ static int add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
         !rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2)) /* sum of grid units */
       return 0;
     for (size_t l = 0; l < leaves; l++) {
+      if (rdt_cancel_poll(f->config.cancel, 2)) return 0;
       f->counts[2 * l] += rdt_discrete_laplace(rng, s, t);
       f->counts[2 * l + 1] += rdt_discrete_laplace(rng, s2, t2);
     }
   } else {
     if (!rdt_laplace_params(f->config.eps_leaf, 1, &s, &t)) return 0;
-    for (size_t i = 0; i < leaves * f->schema.n_classes; i++) f->counts[i] += rdt_discrete_laplace(rng, s, t);
+    for (size_t i = 0; i < leaves * f->schema.n_classes; i++) {
+      if (rdt_cancel_poll(f->config.cancel, 1)) return 0;
+      f->counts[i] += rdt_discrete_laplace(rng, s, t);
+    }
   }
   return 1;
 }

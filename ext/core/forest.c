@@ -3,6 +3,7 @@
 
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ typedef struct {
   uint32_t path_len;
   uint32_t *cand;     /* scratch: splittable features */
   uint32_t *codes;    /* scratch: reachable codes of one feature */
+  int stopped;        /* the caller's cancel stopped the draw */
 } builder;
 
 /* Codes of categorical feature j (its values and `other`) that rows can
@@ -97,7 +99,12 @@ uint64_t rdt_subset_separating_mask(rdt_rng *rng, const uint32_t *codes, uint32_
 
 static void build_node(builder *b, uint32_t tree, uint32_t idx, uint32_t level) {
   rdt_forest *f = b->f;
-  if (level == f->config.depth) return;
+  if (level == f->config.depth || b->stopped) return;
+  /* One unit a node (cancel.h): a node costs a fraction of a noise draw. */
+  if (rdt_cancel_poll(f->config.cancel, 1)) {
+    b->stopped = 1;
+    return;
+  }
   rdt_node *node = &f->nodes[(size_t)tree * f->n_internal + idx];
   uint32_t nc = 0;
   int global = f->config.splits == RDT_SPLITS_GLOBAL;
@@ -156,7 +163,7 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
   for (uint32_t j = 0; j < nf; j++)
     if (f->schema.features[j].type == RDT_FEATURE_CATEGORICAL && f->schema.features[j].n_values + 1 > max_codes)
       max_codes = f->schema.features[j].n_values + 1;
-  builder b = {f, rng, NULL, NULL, NULL, 0, NULL, NULL};
+  builder b = {f, rng, NULL, NULL, NULL, 0, NULL, NULL, 0};
   b.lo = malloc(nf * sizeof *b.lo);
   b.hi = malloc(nf * sizeof *b.hi);
   b.cand = malloc(nf * sizeof *b.cand);
@@ -172,6 +179,10 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
       b.path_len = 0;
       build_node(&b, t, 0, 0);
     }
+  }
+  if (b.stopped) {
+    snprintf(f->error, sizeof f->error, "stopped while drawing the trees (interrupted)");
+    ok = 0;
   }
   free(b.lo);
   free(b.hi);
@@ -238,6 +249,7 @@ void rdt_forest_free(rdt_forest *f) {
   rdt_schema_free(&f->schema);
   free(f->nodes);
   free(f->splits);
+  free(f->msplits);
   free(f->cols);
   free(f->counts);
   free(f->theta);
@@ -254,14 +266,61 @@ uint64_t rdt_forest_total_leaves(const rdt_forest *f) {
   return f->multiway ? f->multiway->total_leaves(f) : (uint64_t)f->config.trees * f->n_leaves;
 }
 
+/* The mixed walk needs every categorical split on a feature whose codes
+** (its values and `other`) fit the 64 bits of a mask. */
+static int mixed_walk_fits(const rdt_forest *f, const rdt_node *nd) {
+  return nd->feature < f->schema.n_features && f->schema.features[nd->feature].n_values < 64;
+}
+
 int rdt_forest_index(rdt_forest *f) {
   if (f->matrix) return 1; /* multiway trees are walked from their nodes */
   size_t n = (size_t)f->config.trees * f->n_internal;
   free(f->splits);
+  free(f->msplits);
+  f->splits = NULL;
+  f->msplits = NULL;
+  /* The cheapest walk every node allows: numeric splits only, else the
+  ** mixed test when every categorical split fits a mask, else an interval
+  ** test (one-code splits), else the generic one. */
+  int categorical = 0, subset = 0, fits = 1;
+  for (size_t i = 0; i < n; i++) {
+    const rdt_node *nd = &f->nodes[i];
+    if (nd->kind != RDT_SPLIT_CATEGORY_EQ && nd->kind != RDT_SPLIT_CATEGORY_SUBSET) continue;
+    categorical = 1;
+    subset |= nd->kind == RDT_SPLIT_CATEGORY_SUBSET;
+    fits &= mixed_walk_fits(f, nd);
+  }
+  f->walk_mode = !categorical ? RDT_WALK_NUMERIC : fits ? RDT_WALK_MIXED : subset ? RDT_WALK_GENERIC : RDT_WALK_INTERVAL;
+  rdt_cancel *cancel = f->config.cancel; /* a unit per 16 nodes (cancel.h); NULL for a decoded model */
+  if (f->walk_mode == RDT_WALK_MIXED) {
+    f->msplits = malloc((n + 1) * sizeof *f->msplits);
+    if (!f->msplits) return 0;
+    for (size_t i = 0; i < n; i++) {
+      if ((i & 15) == 0 && rdt_cancel_poll(cancel, 1)) return 0;
+      const rdt_node *nd = &f->nodes[i];
+      rdt_msplit *sp = &f->msplits[i];
+      sp->feature = nd->feature;
+      sp->hi = INFINITY;
+      sp->mask = ~(uint64_t)0;
+      if (nd->kind == RDT_SPLIT_NUMERIC) {
+        sp->hi = nd->value;
+      } else if (nd->kind == RDT_SPLIT_CATEGORY_SUBSET) {
+        sp->mask = rdt_value_to_mask(nd->value); /* codes < 64: rdt_subset_member is bit `code` */
+      } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
+        /* Decoding checks the code is an integer in [0, n_values]; any other
+        ** value would match no code, as x == value would not. */
+        double v = nd->value;
+        sp->mask = v >= 0 && v < 64 && v == floor(v) ? (uint64_t)1 << (uint32_t)v : 0;
+      } else {
+        sp->feature = 0;
+      }
+    }
+    return 1;
+  }
   f->splits = malloc((n + 1) * sizeof *f->splits);
   if (!f->splits) return 0;
-  f->walk_mode = RDT_WALK_NUMERIC;
   for (size_t i = 0; i < n; i++) {
+    if ((i & 15) == 0 && rdt_cancel_poll(cancel, 1)) return 0;
     const rdt_node *nd = &f->nodes[i];
     rdt_split *sp = &f->splits[i];
     sp->feature = nd->feature;
@@ -269,11 +328,9 @@ int rdt_forest_index(rdt_forest *f) {
       sp->lo = -INFINITY;
       sp->hi = nd->value;
     } else if (nd->kind == RDT_SPLIT_CATEGORY_SUBSET) {
-      f->walk_mode = RDT_WALK_GENERIC;
       sp->lo = NAN; /* never used: generic walks read f->nodes */
       sp->hi = NAN;
     } else if (nd->kind == RDT_SPLIT_CATEGORY_EQ) {
-      if (f->walk_mode == RDT_WALK_NUMERIC) f->walk_mode = RDT_WALK_INTERVAL;
       sp->lo = (float)(nd->value - 0.5);
       sp->hi = nd->value + 0.5;
     } else {
@@ -298,6 +355,10 @@ static inline uint32_t next_index(const rdt_forest *f, int mode, size_t base, co
     const rdt_split *s = f->splits + base + idx;
     double x = xs[s->feature];
     left = (x >= (double)s->lo) & (x < s->hi);
+  } else if (mode == RDT_WALK_MIXED) {
+    const rdt_msplit *s = f->msplits + base + idx;
+    double x = xs[s->feature];
+    left = (x < s->hi) & (uint32_t)(s->mask >> rdt_mixed_code(x));
   } else {
     const rdt_node *n = f->nodes + base + idx;
     double x = xs[n->feature];
@@ -326,6 +387,7 @@ static void walk_group(const rdt_forest *f, uint32_t t0, uint32_t n, const doubl
   switch (f->walk_mode) {
     case RDT_WALK_NUMERIC: WALK_TREES(RDT_WALK_NUMERIC) break;
     case RDT_WALK_INTERVAL: WALK_TREES(RDT_WALK_INTERVAL) break;
+    case RDT_WALK_MIXED: WALK_TREES(RDT_WALK_MIXED) break;
     default: WALK_TREES(RDT_WALK_GENERIC) break;
   }
   for (uint32_t j = 0; j < n; j++) leaf[j] = idx[j] - f->n_internal;
@@ -359,9 +421,25 @@ static void walk_numeric_group(const rdt_split *sp, uint32_t depth, const double
   }
 }
 
+/* Mixed forests, one full group: the same column walk with the mixed test
+** (rdt_msplit): a few integer operations more per level than the numeric
+** walk (about 1.3 times its time), where the generic walk branches on every
+** node's kind, mispredicting on random trees. */
+static void walk_mixed_group(const rdt_msplit *sp, uint32_t depth, const double *cols, uint32_t *idx) {
+  for (uint32_t d = 0; d < depth; d++) {
+#pragma GCC unroll 16
+    for (uint32_t j = 0; j < WALK_GROUP; j++) {
+      const rdt_msplit *s = sp + idx[j];
+      double x = cols[(size_t)s->feature * RDT_TRAIN_CHUNK + j];
+      idx[j] = 2 * idx[j] + 2 - ((x < s->hi) & (uint32_t)(s->mask >> rdt_mixed_code(x)));
+    }
+  }
+}
+
 static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows) {
   uint32_t C = rdt_forest_slots(f), nf = f->schema.n_features, depth = f->config.depth;
-  int numeric = f->walk_mode == RDT_WALK_NUMERIC && f->cols;
+  int mixed = f->walk_mode == RDT_WALK_MIXED && f->cols;
+  int numeric = (f->walk_mode == RDT_WALK_NUMERIC || mixed) && f->cols;
   if (numeric) /* transpose once; every tree then reads columns */
     for (uint32_t r = 0; r < n_rows; r++)
       for (uint32_t q = 0; q < nf; q++) f->cols[(size_t)q * RDT_TRAIN_CHUNK + r] = xs[(size_t)r * nf + q];
@@ -373,7 +451,9 @@ static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, ui
     for (uint32_t r0 = 0; r0 < n_rows; r0 += WALK_GROUP) {
       uint32_t n = n_rows - r0 < WALK_GROUP ? n_rows - r0 : WALK_GROUP;
       uint32_t idx[WALK_GROUP] = {0};
-      if (numeric && n == WALK_GROUP) {
+      if (mixed && n == WALK_GROUP) {
+        walk_mixed_group(f->msplits + base, depth, f->cols + r0, idx);
+      } else if (numeric && n == WALK_GROUP) {
         walk_numeric_group(f->splits + base, depth, f->cols + r0, idx);
       } else {
         const double *rows[WALK_GROUP] = {NULL};
@@ -381,6 +461,7 @@ static void train_chunk(rdt_forest *f, const double *xs, const uint32_t *cls, ui
         switch (f->walk_mode) {
           case RDT_WALK_NUMERIC: WALK_ROWS(RDT_WALK_NUMERIC) break;
           case RDT_WALK_INTERVAL: WALK_ROWS(RDT_WALK_INTERVAL) break;
+          case RDT_WALK_MIXED: WALK_ROWS(RDT_WALK_MIXED) break;
           default: WALK_ROWS(RDT_WALK_GENERIC) break;
         }
       }
@@ -474,7 +555,10 @@ int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
   ** No parameters, no noise, no release: fail closed. */
   if (!rdt_laplace_params(leaf_eps(&f->config), f->config.trees, &s, &t)) return 0;
   size_t n = (size_t)f->config.trees * f->n_leaves * rdt_forest_slots(f);
-  for (size_t i = 0; i < n; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  for (size_t i = 0; i < n; i++) {
+    if (rdt_cancel_poll(f->config.cancel, 1)) return 0; /* the caller releases nothing (cancel.h) */
+    f->counts[i] += rdt_discrete_laplace(noise, s, t);
+  }
   return 1;
 }
 

@@ -19,10 +19,13 @@
 #define RDT_FOREST_H
 
 #include <stdint.h>
+#include <string.h>
 
+#include "cancel.h"
 #include "noise.h"
 #include "rng.h"
 #include "schema.h"
+#include "unit.h"
 
 #define RDT_MAX_TREES 1024
 #define RDT_MAX_DEPTH 30
@@ -104,6 +107,33 @@ typedef struct rdt_split {
   uint32_t feature;
 } rdt_split;
 
+/* A node prepared for the mixed walk, when every categorical split is on a
+** feature of at most 64 codes: a row goes LEFT iff x < hi and bit
+** rdt_mixed_code(x) of mask is set. Numeric threshold t: hi = t, mask all
+** ones; categorical (one code or a subset): hi = +inf, mask = the codes that
+** go left; no split: hi = +inf, mask all ones. One test for both kinds, no
+** branch on the node's kind, so one categorical feature no longer sends the
+** whole forest to the generic walk (24 bytes a node: depth-10 trees still
+** fit in L1). */
+typedef struct rdt_msplit {
+  double hi;
+  uint64_t mask;
+  uint32_t feature;
+} rdt_msplit;
+
+/* The code of a cleaned value for the mixed walk: x itself for a
+** categorical value (an integer code below 64); some value in [0, 63] for a
+** numeric one, whose node mask is all ones. Branch-free and defined for
+** every double: adding 2^52 puts an integer in [0, 2^52) in the low bits
+** of the mantissa, and the low 6 bits are kept (no float-to-int conversion,
+** which is undefined out of range). */
+static inline uint32_t rdt_mixed_code(double x) {
+  double y = x + 0x1p52;
+  uint64_t bits;
+  memcpy(&bits, &y, sizeof bits);
+  return (uint32_t)bits & 63;
+}
+
 typedef struct rdt_config {
   rdt_algorithm algorithm;
   int is_private;          /* 0: epsilon null, exact counts */
@@ -139,8 +169,15 @@ typedef struct rdt_config {
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
   uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */
+  /* The caller's stop request (cancel.h), polled while the structure is
+  ** drawn, the noise added and the model encoded; NULL: never. Set by the
+  ** trainer, not an option, not stored in the model. */
+  rdt_cancel *cancel;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
+  /* The privacy unit and private bounds (unit.h): with them, eps above is
+  ** the model's per-row share and unit.eps_total the whole release's ε. */
+  rdt_unit unit;
 } rdt_config;
 
 struct rdt_matrix;
@@ -153,7 +190,8 @@ typedef struct rdt_forest {
   uint32_t n_internal;       /* per tree: 2^depth - 1, heap order */
   uint32_t n_leaves;         /* per tree: 2^depth */
   rdt_node *nodes;           /* trees * n_internal */
-  rdt_split *splits;         /* the same nodes prepared (rdt_forest_index) */
+  rdt_split *splits;         /* the same nodes prepared (rdt_forest_index), NUMERIC/INTERVAL/GENERIC walks */
+  rdt_msplit *msplits;       /* ... or prepared for the MIXED walk (then splits is NULL) */
   int walk_mode;             /* RDT_WALK_*: the cheapest node test this forest allows */
   double *cols;              /* training scratch: one group of rows, column-major (RDT training only) */
   int64_t *counts;           /* trees * n_leaves * n_classes (matrix: all leaves * n_classes) */
@@ -177,7 +215,8 @@ typedef struct rdt_forest {
 
 #define RDT_WALK_NUMERIC 1   /* numeric splits only: x < hi */
 #define RDT_WALK_INTERVAL 2  /* no subset split: lo <= x < hi */
-#define RDT_WALK_GENERIC 3   /* subset splits: test each node by its kind */
+#define RDT_WALK_GENERIC 3   /* subset splits on features of more than 64 codes: test each node by its kind */
+#define RDT_WALK_MIXED 4     /* categorical splits on features of at most 64 codes: rdt_msplit */
 
 #define RDT_TRAIN_CHUNK 256 /* rows walked together by rdt_forest_train_batch */
 
@@ -226,7 +265,8 @@ int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *co
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
 ** Returns 0 on failure (forest left freeable) with f->error set, or empty
-** for an allocation failure. */
+** for an allocation failure; config->cancel can stop the draw (then
+** f->error says so). */
 int rdt_forest_init(rdt_forest *f, rdt_schema *schema, const rdt_config *config);
 void rdt_forest_free(rdt_forest *f);
 
@@ -241,7 +281,8 @@ static inline double rdt_numeric_clean(const rdt_feature *ft, double x, int miss
   return x;
 }
 
-/* Derive f->splits from f->nodes. Returns 0 on allocation failure. */
+/* Derive f->splits or f->msplits (and f->walk_mode) from f->nodes.
+** Returns 0 on allocation failure or when config.cancel stops it. */
 int rdt_forest_index(rdt_forest *f);
 /* Leaves of the whole forest (all trees). */
 uint64_t rdt_forest_total_leaves(const rdt_forest *f);
@@ -257,7 +298,8 @@ void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
 ** eps_leaves = eps - eps_count. Returns 0, adding nothing, if the noise
-** parameters cannot be set up: the caller must then release nothing. */
+** parameters cannot be set up, and 0 with part of the noise added if
+** config.cancel stops it: the caller must then release nothing. */
 int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise);
 /* Depth for a row count, from public facts only:
 ** round(log2(8 * rows * eps_leaves / (trees * max(classes, 2)))), i.e.

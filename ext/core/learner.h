@@ -30,6 +30,7 @@
 #include "noise.h"
 #include "rng.h"
 #include "schema.h"
+#include "unit.h"
 
 #define RDT_LEARN_CLASSIFICATION 1u
 #define RDT_LEARN_REGRESSION 2u
@@ -42,6 +43,9 @@ typedef struct rdt_learn_common {
   double target_min, target_max; /* regression: public bounds of the target */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
+  /* The privacy unit and private bounds (unit.h), set by the caller: with
+  ** them, eps is this learner's per-row share. Learners need not read it. */
+  rdt_unit unit;
 } rdt_learn_common;
 
 /* A growing byte buffer (encode, describe). oom is set, and further writes

@@ -885,7 +885,10 @@ int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
     return m->exact_cells ? rdt_matrix_derive(f, &m->exact, NULL, m->exact_cells, f->counts) : 1;
   if (!m->n_tables) { /* LEAF: contract item 4 */
     if (!rdt_laplace_params(c->eps, c->partition ? 1 : c->trees, &s, &t)) return 0;
-    for (uint64_t i = 0; i < L * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    for (uint64_t i = 0; i < L * C; i++) {
+      if (rdt_cancel_poll(c->cancel, 1)) return 0; /* nothing is released (cancel.h) */
+      f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    }
     return 1;
   }
   /* Tables: contract item 5, then item 6 (post-processing). */
@@ -893,7 +896,10 @@ int rdt_matrix_release(rdt_forest *f, rdt_rng *noise) {
     const rdt_mtable *tb = &m->tables[g];
     if (!rdt_laplace_params(tb->eps, 1, &s, &t)) return 0;
     int64_t *cell = m->cells + tb->offset * C;
-    for (uint64_t i = 0; i < tb->cells * C; i++) cell[i] += rdt_discrete_laplace(noise, s, t);
+    for (uint64_t i = 0; i < tb->cells * C; i++) {
+      if (rdt_cancel_poll(c->cancel, 1)) return 0; /* the caller wipes the cells */
+      cell[i] += rdt_discrete_laplace(noise, s, t);
+    }
   }
   int ok = rdt_matrix_derive(f, m->tables, m->leaf_table, m->cells, f->counts);
   /* The noisy tables are not released: wipe them like the exact state. */

@@ -34,7 +34,7 @@ uint32_t rdt_median_cell(const rdt_median *m, double x) {
 
 void rdt_median_add(rdt_median *m, double x) { m->hist[rdt_median_cell(m, x)]++; }
 
-int rdt_median_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t quantile_a, double *out) {
+int rdt_median_release_cell(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t quantile_a, uint32_t *cell) {
   if (quantile_a == 0 || quantile_a >= RDT_QUANTILE_ONE) return 0;
   uint32_t n = m->cells;
   int64_t *u = malloc((size_t)n * sizeof *u);
@@ -59,7 +59,14 @@ int rdt_median_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t 
   free(u);
   free(order);
   if (pick < 0) return 0;
+  *cell = (uint32_t)pick;
+  return 1;
+}
+
+int rdt_median_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t quantile_a, double *out) {
+  uint32_t pick;
+  if (!rdt_median_release_cell(m, rng, eps, quantile_a, &pick)) return 0;
   /* Centre of the cell: a public lattice point. */
-  *out = m->lo + (m->hi - m->lo) * (((double)pick + 0.5) / n);
+  *out = m->lo + (m->hi - m->lo) * (((double)pick + 0.5) / m->cells);
   return 1;
 }

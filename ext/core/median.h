@@ -54,5 +54,7 @@ uint32_t rdt_median_cell(const rdt_median *m, double x);
 /* The chosen cell's centre; quantile = a / 2^16 with 0 < a < 2^16.
 ** Returns 0 if the parameters do not fit or memory runs out. */
 int rdt_median_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t quantile_a, double *out);
+/* The same release as the chosen cell's index (the centre is its function). */
+int rdt_median_release_cell(const rdt_median *m, rdt_rng *rng, rdt_eps eps, uint32_t quantile_a, uint32_t *cell);
 
 #endif

@@ -25,6 +25,7 @@
 #define TAG_CENTRES TAG('C', 'N', 'T', 'R')
 #define TAG_KEPT TAG('K', 'E', 'P', 'T')
 #define TAG_LEARNER TAG('L', 'R', 'N', 'R')
+#define TAG_UNIT TAG('U', 'N', 'I', 'T')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -45,7 +46,15 @@
 typedef struct {
   unsigned char *p;
   size_t n;  /* bytes written (or that would be, when p is NULL) */
+  rdt_cancel *cancel; /* the trainer's stop request (cancel.h), or NULL */
 } writer;
+
+/* Whether encoding must stop, asked every 1024 entries of a long table
+** (about 32 noise draws' worth of copying, cancel.h). The sizing pass never
+** stops. */
+static int write_stopped(writer *w, size_t i) {
+  return w->p && (i & 1023) == 0 && rdt_cancel_poll(w->cancel, 32);
+}
 
 static void put_bytes(writer *w, const void *src, size_t len) {
   if (w->p) memcpy(w->p + w->n, src, len);
@@ -145,6 +154,28 @@ static void write_schema(writer *w, const rdt_schema *s) {
   section_end(w, at);
 }
 
+/* UNIT (unit.h): the privacy unit and the division of ε, required, right
+** after SCHM, only in a release with unit facts (so every other model's
+** bytes are unchanged): u64 eps_total_num, u64 eps_bounds_num, u64
+** eps_quantile_num, u32 max_rows_per_unit, str column ("": a row), u32 m,
+** then the m features with private bounds, ascending. A reader that does
+** not know it refuses the model: without it, PRIV's ε would be read as the
+** whole release's ε for one row. */
+static void write_unit(writer *w, const rdt_unit *u) {
+  if (!rdt_unit_active(u)) return;
+  size_t at;
+  section_begin(w, TAG_UNIT, &at);
+  put_u64(w, u->eps_total.num);
+  put_u64(w, u->eps_bounds.num);
+  put_u64(w, u->eps_quantile.num);
+  put_u32(w, u->max_rows);
+  put_str(w, u->column, strlen(u->column));
+  put_u32(w, u->n_private);
+  for (uint32_t j = 0; j < RDT_MAX_FEATURES; j++)
+    if (rdt_unit_is_private(u, j)) put_u32(w, j);
+  section_end(w, at);
+}
+
 static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_config *c = &f->config;
   const rdt_schema *s = &f->schema;
@@ -159,7 +190,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u64(w, total);
   int cells = f->matrix && f->matrix->exact_cells;
   int kept = f->tree_kept != NULL;
-  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + kept + cells + (f->is_signed ? 1 : 0));
+  put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + kept + cells + (f->is_signed ? 1 : 0) +
+                 rdt_unit_active(&c->unit));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
@@ -179,6 +211,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   section_end(w, at);
 
   write_schema(w, s);
+  write_unit(w, &c->unit);
 
   section_begin(w, TAG_FOREST, &at);
   put_u32(w, c->algorithm);
@@ -230,6 +263,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     size_t nn = (size_t)c->trees * f->n_internal;
     if (!w->p) w->n += nn * 16; /* sizing pass: no need to walk the nodes */
     else for (size_t i = 0; i < nn; i++) {
+      if (write_stopped(w, i)) return;
       put_u32(w, f->nodes[i].feature);
       put_u32(w, f->nodes[i].kind);
       put_f64(w, f->nodes[i].value);
@@ -256,7 +290,10 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, LEAF_ENCODING_INT64);
   size_t nc = (size_t)rdt_forest_total_leaves(f) * rdt_config_slots(c, s->n_classes);
   if (!w->p) w->n += nc * 8;
-  else for (size_t i = 0; i < nc; i++) put_u64(w, (uint64_t)f->counts[i]);
+  else for (size_t i = 0; i < nc; i++) {
+    if (write_stopped(w, i)) return;
+    put_u64(w, (uint64_t)f->counts[i]);
+  }
   section_end(w, at);
 
   if (kept) { /* "keep_trees": the share asked for, then the voting trees in ascending order */
@@ -275,7 +312,10 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
     for (uint32_t i = 0; i < tb->n_attrs; i++) put_u32(w, tb->attrs[i]);
     size_t n = (size_t)tb->cells * rdt_config_slots(c, s->n_classes);
     if (!w->p) w->n += n * 8;
-    else for (size_t i = 0; i < n; i++) put_u64(w, (uint64_t)f->matrix->exact_cells[i]);
+    else for (size_t i = 0; i < n; i++) {
+      if (write_stopped(w, i)) return;
+      put_u64(w, (uint64_t)f->matrix->exact_cells[i]);
+    }
     section_end(w, at);
   }
 
@@ -290,9 +330,23 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 }
 
 uint64_t rdt_model_size(const rdt_forest *f) {
-  writer w = {NULL, 0}; /* a writer without memory only counts */
+  writer w = {NULL, 0, NULL}; /* a writer without memory only counts */
   write_model(&w, f, 0);
   return (uint64_t)w.n + RDT_CHECKSUM_BYTES;
+}
+
+/* BLAKE2b of buf[0..n) into out, a MiB at a time so that a stop request is
+** seen (the same digest as one call). Returns 0 when stopped. */
+#define CHECKSUM_STEP ((size_t)1 << 20)
+static int checksum(unsigned char *out, const unsigned char *buf, size_t n, rdt_cancel *cancel) {
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, NULL, 0, RDT_CHECKSUM_BYTES);
+  for (size_t at = 0; at < n; at += CHECKSUM_STEP) {
+    if (rdt_cancel_poll(cancel, RDT_CANCEL_UNITS)) return 0; /* a MiB hashes in about a millisecond */
+    crypto_generichash_update(&st, buf + at, n - at < CHECKSUM_STEP ? n - at : CHECKSUM_STEP);
+  }
+  crypto_generichash_final(&st, out, RDT_CHECKSUM_BYTES);
+  return 1;
 }
 
 unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size) {
@@ -300,9 +354,12 @@ unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size) {
   if (total > SIZE_MAX) return NULL;
   unsigned char *buf = malloc((size_t)total);
   if (!buf) return NULL;
-  writer w = {buf, 0};
+  writer w = {buf, 0, f->config.cancel};
   write_model(&w, f, total);
-  crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
+  if (rdt_cancel_stopped(w.cancel) || !checksum(buf + w.n, buf, w.n, w.cancel)) {
+    free(buf); /* stopped: no model leaves (cancel.h, item 4) */
+    return NULL;
+  }
   *size = (size_t)total;
   return buf;
 }
@@ -591,6 +648,33 @@ static int matrix_budget_ok(const rdt_forest *f) {
   return sum == f->config.eps.num;
 }
 
+/* UNIT (write_unit); its agreement with PRIV and SCHM is checked once both
+** are read (rdt_unit_check). */
+static int read_unit(reader *s, rdt_unit *u) {
+  memset(u, 0, sizeof *u);
+  u->eps_total.num = get_u64(s);
+  u->eps_bounds.num = get_u64(s);
+  u->eps_quantile.num = get_u64(s);
+  u->max_rows = get_u32(s);
+  size_t len = 0;
+  char *column = get_str(s, &len);
+  if (!column || len > RDT_MAX_NAME) {
+    free(column);
+    return 0;
+  }
+  memcpy(u->column, column, len + 1);
+  free(column);
+  uint32_t m = get_u32(s);
+  if (s->bad || m > RDT_MAX_FEATURES || !need(s, (size_t)m * 4)) return 0;
+  for (uint32_t i = 0, prev = 0; i < m; i++) {
+    uint32_t j = get_u32(s);
+    if (j >= RDT_MAX_FEATURES || (i && j <= prev)) return 0;
+    rdt_unit_set_private(u, j);
+    prev = j;
+  }
+  return u->n_private == m && rdt_unit_active(u);
+}
+
 /* KEPT: f64 share in (0, 1), u32 n, then n ascending tree indexes; n must
 ** be the count the share gives (tree_selection.h). */
 static int read_kept(reader *s, rdt_forest *f) {
@@ -641,7 +725,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   uint32_t n_sections = get_u32(&r);
   (void)get_u32(&r);
   rdt_config *c = &f->config;
+  c->unit.max_rows = 1; /* the unit is a row unless a UNIT section says otherwise */
   int seen_priv = 0, seen_schema = 0, seen_forest = 0, seen_nodes = 0, seen_leaves = 0, seen_centres = 0;
+  int seen_unit = 0;
   uint32_t mech = 0, sensitivity = 0;
   const char *why = "malformed section";
   for (uint32_t i = 0; i < n_sections && !r.bad; i++) {
@@ -684,6 +770,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_SCHEMA && !seen_schema) {
       seen_schema = 1;
       if (!read_schema(&s, &f->schema)) { why = "malformed schema"; s.bad = 1; }
+    } else if (tag == TAG_UNIT && !seen_unit && seen_schema && !seen_forest) {
+      seen_unit = 1;
+      if (!read_unit(&s, &c->unit)) { why = "malformed privacy unit"; s.bad = 1; }
     } else if (tag == TAG_FOREST && !seen_forest) {
       seen_forest = 1;
       c->algorithm = (rdt_algorithm)get_u32(&s);
@@ -798,6 +887,10 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "a required section is missing";
   }
+  if (!r.bad && seen_unit && (!c->is_private || !rdt_unit_check(&c->unit, c->eps, &f->schema))) {
+    r.bad = 1;
+    why = "the privacy unit's budgets disagree with the privacy facts";
+  }
   if (!r.bad && sensitivity != privacy_sensitivity(f)) {
     r.bad = 1;
     why = "privacy facts disagree with the forest";
@@ -871,7 +964,7 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   put_u32(w, RDT_MODEL_FLAG_LEARNER | (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) |
                  (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) | (m->is_signed ? RDT_MODEL_FLAG_SIGNED : 0));
   put_u64(w, total);
-  put_u32(w, 3 + (m->is_signed ? 1 : 0));
+  put_u32(w, 3 + (m->is_signed ? 1 : 0) + rdt_unit_active(&c->unit));
   put_u32(w, 0);
   section_begin(w, TAG_PRIVACY, &at);
   put_u32(w, c->is_private ? MECH_LEARNER : MECH_NONE);
@@ -881,6 +974,7 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   put_u32(w, 0);
   section_end(w, at);
   write_schema(w, &m->schema);
+  write_unit(w, &c->unit);
   section_begin(w, TAG_LEARNER, &at);
   put_u32(w, m->learner->id);
   put_u32(w, c->regression ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION);
@@ -904,12 +998,12 @@ unsigned char *rdt_learned_encode(const rdt_learned *m, size_t *size) {
     rdt_bytes_free(&payload);
     return NULL;
   }
-  writer count = {NULL, 0};
+  writer count = {NULL, 0, NULL};
   write_learned(&count, m, &payload, 0);
   uint64_t total = (uint64_t)count.n + RDT_CHECKSUM_BYTES;
   unsigned char *buf = total <= SIZE_MAX ? malloc((size_t)total) : NULL;
   if (buf) {
-    writer w = {buf, 0};
+    writer w = {buf, 0, NULL};
     write_learned(&w, m, &payload, total);
     crypto_generichash(buf + w.n, RDT_CHECKSUM_BYTES, buf, w.n, NULL, 0);
     *size = (size_t)total;
@@ -958,7 +1052,8 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
   /* One encoding per model: re-encoding a decoded model gives its bytes back. */
   if (reserved != 0) return fail(err, en, "invalid model: reserved header field is not 0");
   int is_signed = (flags & RDT_MODEL_FLAG_SIGNED) != 0;
-  int seen = 0, bad = n_sections != 3u + (uint32_t)is_signed ||
+  c->unit.max_rows = 1; /* the unit is a row unless a UNIT section says otherwise */
+  int seen_unit = 0, seen = 0, bad = (n_sections != 3u + (uint32_t)is_signed && n_sections != 4u + (uint32_t)is_signed) ||
                       (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED | RDT_MODEL_FLAG_NONPRIVATE |
                                  RDT_MODEL_FLAG_SIGNED)) != 0;
   for (uint32_t i = 0; i < n_sections && !bad && !r.bad; i++) {
@@ -978,7 +1073,10 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
           ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == c->is_private) { why = "unknown privacy facts"; bad = 1; }
     } else if (i == 1 && tag == TAG_SCHEMA) {
       if (!read_schema(&s, &m->schema)) { why = "malformed schema"; bad = 1; }
-    } else if (i == 2 && tag == TAG_LEARNER) {
+    } else if (i == 2 && tag == TAG_UNIT) { /* optional: between SCHM and LRNR */
+      seen_unit = 1;
+      if (!read_unit(&s, &c->unit)) { why = "malformed privacy unit"; bad = 1; }
+    } else if (i == 2u + (uint32_t)seen_unit && tag == TAG_LEARNER) {
       m->learner = by_id(get_u32(&s));
       uint32_t task = get_u32(&s);
       c->target_min = get_f64(&s);
@@ -999,7 +1097,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
       }
       seen = 1;
       s.pos = s.n; /* the learner's reader checked it read the payload to its end */
-    } else if (i == 3 && tag == TAG_SIGNATURE && is_signed) {
+    } else if (i == 3u + (uint32_t)seen_unit && tag == TAG_SIGNATURE && is_signed) {
       size_t note_len = 0;
       m->note = get_str(&s, &note_len);
       if (!m->note || note_len > RDT_MAX_NOTE || !need(&s, 32 + RDT_SIGNATURE_BYTES)) {
@@ -1016,6 +1114,14 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
     }
     if (s.bad) bad = 1;
     if (!bad && s.pos != s.n) { why = "section has trailing bytes"; bad = 1; } /* one encoding per model */
+  }
+  if (!bad && !r.bad && n_sections != 3u + (uint32_t)is_signed + (uint32_t)seen_unit) {
+    why = "wrong number of sections";
+    bad = 1;
+  }
+  if (!bad && !r.bad && seen_unit && (!c->is_private || !rdt_unit_check(&c->unit, c->eps, &m->schema))) {
+    why = "the privacy unit's budgets disagree with the privacy facts";
+    bad = 1;
   }
   if (bad || r.bad || !seen || r.pos != r.n) {
     rdt_learned_free(m);

@@ -36,7 +36,8 @@
 
 /* Exact encoded size, computable before training (for size checks). */
 uint64_t rdt_model_size(const rdt_forest *f);
-/* Encode into a malloc'd buffer. Returns NULL on allocation failure. */
+/* Encode into a malloc'd buffer. Returns NULL on allocation failure, or
+** when f->config.cancel stops the encoding. */
 unsigned char *rdt_model_encode(const rdt_forest *f, size_t *size);
 /* Decode and validate. Returns 1 and fills *f (prepared for prediction), or
 ** 0 with a message in err. */

@@ -90,7 +90,7 @@ static int parse_value_list(const rdt_json *arr, rdt_value **out, uint32_t *coun
 }
 
 static int parse_feature(const rdt_json *j, size_t i, rdt_feature *ft, char *err, size_t n) {
-  static const char *const keys[] = {"name", "type", "min", "max", "values", NULL};
+  static const char *const keys[] = {"name", "type", "min", "max", "values", "bounds", NULL};
   char where[64];
   if (j->type != RDT_JSON_OBJECT) return fail(err, n, "features[%zu] must be an object", i);
   snprintf(where, sizeof where, "key in features[%zu]:", i);
@@ -103,11 +103,25 @@ static int parse_feature(const rdt_json *j, size_t i, rdt_feature *ft, char *err
   if (!type || type->type != RDT_JSON_STRING)
     return fail(err, n, "feature \"%.100s\" needs a \"type\": \"numeric\" or \"categorical\"", ft->name);
   const rdt_json *mn = rdt_json_get(j, "min"), *mx = rdt_json_get(j, "max"), *vals = rdt_json_get(j, "values");
+  const rdt_json *bounds = rdt_json_get(j, "bounds");
+  if (bounds && (bounds->type != RDT_JSON_STRING || strcmp(bounds->string, "private") != 0))
+    return fail(err, n, "\"bounds\" of feature \"%.100s\" must be \"private\" (or give \"min\" and \"max\")", ft->name);
+  if (bounds && strcmp(type->string, "numeric") != 0)
+    return fail(err, n, "\"bounds\": \"private\" applies to numeric features only (feature \"%.100s\")", ft->name);
   if (strcmp(type->string, "numeric") == 0) {
     ft->type = RDT_FEATURE_NUMERIC;
     if (vals) return fail(err, n, "numeric feature \"%.100s\" takes \"min\" and \"max\", not \"values\"", ft->name);
+    if (bounds && (mn || mx))
+      return fail(err, n, "numeric feature \"%.100s\" takes either \"bounds\": \"private\" or \"min\" and \"max\", "
+                  "not both", ft->name);
+    if (bounds) { /* placeholders: the caller estimates them before any row is trained on (unit.h, bounds.h) */
+      ft->min = 0;
+      ft->max = 1;
+      return 1;
+    }
     if (!mn || mn->type != RDT_JSON_NUMBER || !mx || mx->type != RDT_JSON_NUMBER)
-      return fail(err, n, "numeric feature \"%.100s\" needs numbers \"min\" and \"max\" (its public bounds)", ft->name);
+      return fail(err, n, "numeric feature \"%.100s\" needs numbers \"min\" and \"max\" (its public bounds), or "
+                  "\"bounds\": \"private\"", ft->name);
     if (!isfinite(mn->number) || !isfinite(mx->number) || !(mn->number < mx->number))
       return fail(err, n, "numeric feature \"%.100s\" needs finite min < max", ft->name);
     ft->min = mn->number;
@@ -224,6 +238,68 @@ static int parse_epsilon(const rdt_json *j, int *is_private, rdt_eps *eps, char 
   return 1;
 }
 
+/* "privacy_unit", "max_rows_per_unit", "bounds_share" and the features'
+** "bounds": "private" (unit.h). *eps is the whole ε on entry and the
+** model's per-row ε on return (unit.h, contracts 4 and 5): every budget
+** derived from it later (row count, trees, tables) is per row. */
+static int parse_unit(const rdt_json *root, int is_private, rdt_eps *eps, rdt_unit *u, char *err, size_t n) {
+  memset(u, 0, sizeof *u);
+  u->max_rows = 1;
+  const rdt_json *col = rdt_json_get(root, "privacy_unit"), *k = rdt_json_get(root, "max_rows_per_unit");
+  const rdt_json *share = rdt_json_get(root, "bounds_share"), *features = rdt_json_get(root, "features");
+  if (col) {
+    if (col->type != RDT_JSON_STRING || col->string_len == 0 || col->string_len > RDT_MAX_NAME ||
+        strlen(col->string) != col->string_len)
+      return fail(err, n, "\"privacy_unit\" must be the name of the column that identifies a unit (a non-empty string)");
+    memcpy(u->column, col->string, col->string_len + 1);
+    if (!k)
+      return fail(err, n, "\"privacy_unit\" needs \"max_rows_per_unit\": the most rows one unit may contribute (rows "
+                          "beyond it are dropped at random)");
+  }
+  if (k && !col) return fail(err, n, "\"max_rows_per_unit\" applies with \"privacy_unit\" only");
+  if (k) {
+    if (k->type != RDT_JSON_NUMBER || !k->is_integer || k->integer < 1 || k->integer > RDT_UNIT_MAX_ROWS)
+      return fail(err, n, "\"max_rows_per_unit\" must be an integer from 1 to %d", RDT_UNIT_MAX_ROWS);
+    u->max_rows = (uint32_t)k->integer;
+  }
+  /* Which features ask for private bounds (their values are checked by parse_feature). */
+  if (features && features->type == RDT_JSON_ARRAY)
+    for (size_t i = 0; i < features->n && i < RDT_MAX_FEATURES; i++)
+      if (features->items[i]->type == RDT_JSON_OBJECT && rdt_json_get(features->items[i], "bounds"))
+        rdt_unit_set_private(u, (uint32_t)i);
+  double sh = RDT_BOUNDS_DEFAULT_SHARE;
+  if (share && !u->n_private)
+    return fail(err, n, "\"bounds_share\" applies only when a feature has \"bounds\": \"private\"");
+  if (share) {
+    if (share->type != RDT_JSON_NUMBER || !(share->number >= RDT_BOUNDS_MIN_SHARE && share->number <= RDT_BOUNDS_MAX_SHARE))
+      return fail(err, n, "\"bounds_share\" must be a number from %g to %g (the share of epsilon for private bounds)",
+                  RDT_BOUNDS_MIN_SHARE, RDT_BOUNDS_MAX_SHARE);
+    sh = share->number;
+  }
+  if (!rdt_unit_active(u)) return 1;
+  if (!is_private)
+    return fail(err, n, "%s needs a private model (\"epsilon\" a number): %s", u->column[0] ? "\"privacy_unit\""
+                : "\"bounds\": \"private\"", u->column[0] ? "a non-private model has no neighbouring relation to "
+                "widen" : "private bounds are estimated with a share of epsilon");
+  if (!rdt_unit_divide(u, *eps, sh, eps))
+    return fail(err, n, "\"epsilon\" is too small for %u rows per unit and %u private bounds: a share rounds to 0",
+                u->max_rows, u->n_private);
+  return 1;
+}
+
+/* The unit column is neither the label nor a feature (rdt_fit binds columns by name). */
+static int unit_column_free(const rdt_unit *u, const char *label, const rdt_schema *s, char *err, size_t n) {
+  if (!u->column[0]) return 1;
+  if (rdt_name_equal(u->column, label))
+    return fail(err, n, "\"privacy_unit\" names the label column \"%.100s\"; the unit must be a column of its own",
+                u->column);
+  for (uint32_t j = 0; j < s->n_features; j++)
+    if (rdt_name_equal(u->column, s->features[j].name))
+      return fail(err, n, "\"privacy_unit\" names the feature \"%.100s\"; the unit column is not a feature",
+                  u->column);
+  return 1;
+}
+
 /* "classes" (or none for regression) and "features" -> the schema, with its
 ** indexes; no feature may carry the label column's name. */
 static int parse_schema(const rdt_json *root, int regression, const char *label, rdt_schema *s, char *err, size_t n) {
@@ -272,7 +348,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                                      "seed", "algorithm", "splits", "categorical", "rho", "candidates",
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
                                      "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees",
-                                     "threads", "label", "public_tables", "note", NULL};
+                                     "threads", "label", "public_tables", "privacy_unit", "max_rows_per_unit",
+                                     "bounds_share", "note", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
   static const char *const sharp_only[] = {"public_query", "public_tables", "secondary_trees", "cells", NULL};
@@ -372,7 +449,9 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (!parse_diprime(root, s, c, err, n)) return 0;
   }
 
-  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n)) return 0;
+  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n) ||
+      !parse_unit(root, c->is_private, &c->eps, &c->unit, err, n))
+    return 0;
   if (!parse_uint(rdt_json_get(root, "trees"), "trees", 1, RDT_MAX_TREES,
                   matrix ? RDT_MATRIX_DEFAULT_TREES : sharp ? RDT_SHARP_DEFAULT_TREES : RDT_DEFAULT_TREES, &c->trees,
                   err, n))
@@ -481,7 +560,9 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
   memcpy(c->label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
 
-  if (!parse_schema(root, c->task == RDT_TASK_REGRESSION, c->label, s, err, n)) return 0;
+  if (!parse_schema(root, c->task == RDT_TASK_REGRESSION, c->label, s, err, n) ||
+      !unit_column_free(&c->unit, c->label, s, err, n))
+    return 0;
   if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
     return fail(err, n, "\"vote\" does not apply to a regression model");
   /* Default depth from public facts only (the user's row estimate, trees,
@@ -538,7 +619,8 @@ int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
 static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema *s, rdt_learn_common *c,
                          char *ledger, size_t ledger_size, char *label, char *err, size_t n) {
   static const char *const common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
-                                       "label", "task", "target", "threads", "note", NULL};
+                                       "label", "task", "target", "threads", "privacy_unit",
+                                       "max_rows_per_unit", "bounds_share", "note", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   for (size_t i = 0; i < root->n; i++) {
     const char *k = root->items[i]->key;
@@ -550,7 +632,9 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
     for (size_t j = 0; j < i; j++)
       if (strcmp(k, root->items[j]->key) == 0) return fail(err, n, "duplicate option \"%.100s\"", k);
   }
-  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n)) return 0;
+  if (!parse_epsilon(rdt_json_get(root, "epsilon"), &c->is_private, &c->eps, err, n) ||
+      !parse_unit(root, c->is_private, &c->eps, &c->unit, err, n))
+    return 0;
   const rdt_json *j;
   static const char *const task_names[] = {"classification", "regression"};
   static const int task_values[] = {0, 1};
@@ -592,7 +676,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
             strlen(j->string) != j->string_len))
     return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
   memcpy(label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
-  return parse_schema(root, c->regression, label, s, err, n);
+  return parse_schema(root, c->regression, label, s, err, n) && unit_column_free(&c->unit, label, s, err, n);
 }
 
 int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l, rdt_json **opts,

@@ -14,7 +14,12 @@
 #include "schema.h"
 
 /* Returns 1 on success (caller owns *schema, free with rdt_schema_free),
-** 0 on error with a message in err (no prefix). */
+** 0 on error with a message in err (no prefix).
+** Both parsers also read "privacy_unit", "max_rows_per_unit", "bounds_share"
+** and a numeric feature's "bounds": "private" into config->unit (learners:
+** common->unit; unit.h): eps is then the model's per-row share, and a
+** private feature holds the placeholder bounds [0, 1] until its caller sets
+** the estimates (rdt_fit does, sql_fit.c; the rdt_train aggregate refuses). */
 int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_config *config,
                       char *err, size_t err_size);
 

@@ -249,7 +249,10 @@ int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng 
   if (f->config.is_private) { /* contract item 3 */
     uint64_t s, t;
     if (!rdt_laplace_params(f->config.eps, p, &s, &t)) return 0;
-    for (uint64_t i = 0; i < primary_slots * C; i++) f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    for (uint64_t i = 0; i < primary_slots * C; i++) {
+      if (rdt_cancel_poll(f->config.cancel, 1)) return 0; /* nothing is released (cancel.h) */
+      f->counts[i] += rdt_discrete_laplace(noise, s, t);
+    }
   }
   /* Contract item 4: Classify (Figure 4) with the primary trees: the class
   ** with the largest summed counter of the nearest centres. */
@@ -257,6 +260,7 @@ int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng 
   double *sum = malloc(C * sizeof *sum);
   if (!bins || !sum) { free(bins); free(sum); return 0; }
   for (uint64_t r = 0; r < n_pub; r++) {
+    if (rdt_cancel_poll(f->config.cancel, 1 + f->config.trees / 16)) break; /* a public row through every tree */
     const double *x = pub + (size_t)r * nf;
     rdt_matrix_row_bins(f, x, bins);
     for (uint32_t c = 0; c < C; c++) sum[c] = 0;
@@ -271,7 +275,7 @@ int rdt_sharp_release(rdt_forest *f, const double *pub, uint64_t n_pub, rdt_rng 
   }
   free(bins);
   free(sum);
-  return 1;
+  return !rdt_cancel_stopped(f->config.cancel);
 }
 
 /* ---- validation of decoded centres ------------------------------------- */

@@ -14,8 +14,13 @@
 #include <stdlib.h>
 
 /* Rows per hand-over: large enough that a hand-over (a few microseconds) is
-** small next to counting the rows, small enough that both buffers stay in L2. */
+** small next to counting the rows, small enough that both buffers stay in L2
+** and that one buffer's walks (rows x trees x depth node visits) take a few
+** milliseconds at most: the caller waits for a buffer before SQLite reads on
+** and sees an interrupt, so a buffer of rows through large trees (hundreds of
+** trees of depth 16, whose nodes miss the caches) must not take a second. */
 #define WORKER_BUFFER_BYTES (256u * 1024u)
+#define WORKER_BUFFER_VISITS ((uint64_t)1 << 20)
 
 struct rdt_train_worker {
   rdt_forest *f;
@@ -29,7 +34,17 @@ struct rdt_train_worker {
   int job;           /* the buffer the thread counts, or -1 */
   uint32_t job_rows;
   int stop;
+  int abandon;       /* Contract 6: drop what is not counted yet */
 };
+
+/* Whether the caller abandoned the rows (read under the mutex: once per walk
+** chunk, small next to the chunk's walks). */
+static int abandoned(rdt_train_worker *w) {
+  pthread_mutex_lock(&w->mu);
+  int a = w->abandon;
+  pthread_mutex_unlock(&w->mu);
+  return a;
+}
 
 static void *worker_main(void *arg) {
   rdt_train_worker *w = arg;
@@ -40,7 +55,9 @@ static void *worker_main(void *arg) {
     int b = w->job;
     uint32_t n = w->job_rows;
     pthread_mutex_unlock(&w->mu);
-    rdt_forest_train_batch(w->f, w->xs[b], w->cls[b], n);
+    for (uint32_t r0 = 0; r0 < n && !abandoned(w); r0 += RDT_TRAIN_CHUNK)
+      rdt_forest_train_batch(w->f, w->xs[b] + (size_t)r0 * w->f->schema.n_features, w->cls[b] + r0,
+                             n - r0 < RDT_TRAIN_CHUNK ? n - r0 : RDT_TRAIN_CHUNK);
     pthread_mutex_lock(&w->mu);
     w->job = -1;
     pthread_cond_broadcast(&w->cv);
@@ -63,6 +80,8 @@ rdt_train_worker *rdt_train_worker_start(rdt_forest *f) {
   if (!w) return NULL;
   uint32_t nf = f->schema.n_features ? f->schema.n_features : 1;
   size_t rows = WORKER_BUFFER_BYTES / ((size_t)nf * sizeof(double));
+  uint64_t visits = (uint64_t)(f->config.trees ? f->config.trees : 1) * (f->config.depth ? f->config.depth : 1);
+  if (rows > WORKER_BUFFER_VISITS / visits) rows = (size_t)(WORKER_BUFFER_VISITS / visits);
   /* A whole number of the forest's walk chunks, at least one. */
   rows = rows / RDT_TRAIN_CHUNK * RDT_TRAIN_CHUNK;
   w->cap = rows ? (uint32_t)rows : RDT_TRAIN_CHUNK;
@@ -106,6 +125,13 @@ void rdt_train_worker_submit(rdt_train_worker *w, uint32_t n) {
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
   w->fill ^= 1;
+}
+
+void rdt_train_worker_abandon(rdt_train_worker *w) {
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  w->abandon = 1;
+  pthread_mutex_unlock(&w->mu);
 }
 
 void rdt_train_worker_free(rdt_train_worker *w) {

@@ -16,6 +16,10 @@
 **   5. No error is data-dependent: start fails (returns NULL) only for want of
 **      memory or of a thread, before any row is handed over, and the caller then
 **      counts the rows itself.
+**   6. rdt_train_worker_abandon is for a training that will release nothing
+**      (it was interrupted): the thread stops within one walk chunk
+**      (RDT_TRAIN_CHUNK rows) and the rows not yet counted are dropped, so
+**      an interrupt does not wait for a full buffer of large trees.
 */
 #ifndef RDT_TRAIN_WORKER_H
 #define RDT_TRAIN_WORKER_H
@@ -39,6 +43,10 @@ uint32_t rdt_train_worker_capacity(const rdt_train_worker *w);
 /* Hands the first n rows of the current buffer to the thread; the other
 ** buffer becomes current once the thread is done with it. */
 void rdt_train_worker_submit(rdt_train_worker *w, uint32_t n);
+
+/* Drops the rows not yet counted (Contract 6); later submits are dropped too.
+** NULL is a no-op. */
+void rdt_train_worker_abandon(rdt_train_worker *w);
 
 /* Waits until every handed-over row is counted, stops and joins the thread,
 ** wipes and frees the buffers. Rows left in the current buffer and not

@@ -46,10 +46,13 @@ SELECT writefile('constant-regression.blob', rdt_train('{"algorithm": "constant"
 SELECT writefile('naive-bayes.blob', rdt_train('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 24, "bins": 3, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "c", "type": "categorical", "values": ["a", "b"]}]}', label, variance, CASE WHEN skewness < 0 THEN 'a' ELSE 'b' END)) FROM bank;
 SELECT writefile('naive-bayes-auto-bins.blob', rdt_train('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 29, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "c", "type": "categorical", "values": ["a", "b"]}]}', label, variance, CASE WHEN skewness < 0 THEN 'a' ELSE 'b' END)) FROM bank;
 SELECT writefile('boost-auto-bins.blob', rdt_train('{"algorithm": "boost", "epsilon": 1, "seed": 30, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
+SELECT writefile('private-tree-auto-depth.blob', rdt_train('{"algorithm": "private_tree", "epsilon": 1, "seed": 31, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
 SELECT writefile('random-trees.blob', rdt_train('{"algorithm": "random_trees", "epsilon": 1, "seed": 25, "trees": 2, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}]}', label, variance)) FROM bank;
 SELECT writefile('auto-classification.blob', rdt_train('{"algorithm": "auto", "epsilon": 1, "seed": 26, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
 SELECT writefile('auto-regression.blob', rdt_train('{"algorithm": "auto", "task": "regression", "target": {"min": -8, "max": 8}, "epsilon": 1, "seed": 27, "features": [{"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', variance, skewness)) FROM bank;
 SELECT writefile('private-tree.blob', rdt_train('{"algorithm": "private_tree", "epsilon": 1, "seed": 28, "bins": 4, "depth": 2, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
+SELECT writefile('unit-private-bounds.blob', rdt_fit('{"epsilon": 1, "trees": 2, "depth": 3, "seed": 29, "privacy_unit": "u", "max_rows_per_unit": 3, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "bounds": "private"}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', 'SELECT rowid % 50 AS u, variance, skewness, label FROM bank'));
+SELECT writefile('unit-naive-bayes.blob', rdt_fit('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 30, "bins": 3, "bounds_share": 0.2, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "bounds": "private"}]}', 'SELECT variance, label FROM bank'));
 SELECT writefile('signed-note.blob', rdt_sign(readfile('three-int-classes-mixed.blob'), json_extract(k, '$.secret_key'), 'published by the fuzz seeds, note with unicode: é')) FROM (SELECT rdt_keypair() AS k);
 SELECT writefile('signed-regression.blob', rdt_sign(readfile('diprime-regression.blob'), json_extract(k, '$.secret_key'))) FROM (SELECT rdt_keypair() AS k);
 SQL
@@ -219,6 +222,10 @@ errs = {
     'opt-model-too-large': base(', "trees": 1024, "depth": 30'), 'opt-model-too-large-classes': base(', "trees": 1024, "depth": 18', classes='[1,2,3,4,5]'),
 }
 docs.update(errs)
+docs['ok-unit-private-bounds'] = base(', "privacy_unit": "patient", "max_rows_per_unit": 5, "bounds_share": 0.25',
+                                      features='{"name": "x", "type": "numeric", "bounds": "private"}')
+docs['opt-unit-without-cap'] = base(', "privacy_unit": "patient"')
+docs['opt-bounds-private-with-min'] = base(features='{"name": "x", "type": "numeric", "bounds": "private", "min": 0}')
 for name, text in docs.items():
     with open(os.path.join(out, name + '.json'), 'w', encoding='utf-8', errors='surrogateescape') as f:
         f.write(text)

@@ -16,8 +16,11 @@
 **      with s = n^ ε_m / ((d + 1) K b), b the mean number of bins per
 **      feature, K the classes: regression, boosting; two classes, boosting
 **      where s >= AUTO_BOOST_SNR_BINARY, else the private tree; more
-**      classes, boosting where s >= AUTO_BOOST_SNR, else naive Bayes;
-**      random trees only when none of those is registered. Calibrated on
+**      classes, boosting where s >= AUTO_BOOST_SNR, else the private tree
+**      where n^ ε_m / (8 K) >= AUTO_TREE_LEAVES (its own "auto" depth rule
+**      would grow at least 6 levels: enough rows per leaf for a tree to
+**      beat an additive model; wall_following at 123, car at 39), else
+**      naive Bayes; random trees only when none of those is registered. Calibrated on
 **      the shipped data sets (results/learners.md): boosting led where s was
 **      large (learners.md: above about 30 in its units, n ε / (1.4 (d + 1)
 **      K b), 42 in ours; two-class sets: credit_default at s = 45 went to
@@ -52,6 +55,7 @@
 #define AUTO_BINS 10
 #define AUTO_BOOST_SNR_BINARY 55.0
 #define AUTO_MAX_CANDIDATES 4
+#define AUTO_TREE_LEAVES 64.0 /* more than two classes: the private tree when it can grow 6 levels */
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_RANDOM_TREES };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
@@ -128,10 +132,11 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
   }
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
     /* Only the candidates the rule could pick for this task are trained:
-    ** the private tree for two classes, naive Bayes for more, random trees
-    ** as the last resort when none of the others is registered. */
+    ** boosting, the private tree (classification), naive Bayes for more
+    ** than two classes, random trees as the last resort when none of the
+    ** others is registered. */
     if (i == CAND_NAIVE_BAYES && (c->regression || a->K <= 2)) continue;
-    if (i == CAND_PRIVATE_TREE && (c->regression || a->K > 2)) continue;
+    if (i == CAND_PRIVATE_TREE && c->regression) continue;
     if (i == CAND_RANDOM_TREES && (a->cst[CAND_BOOST] || a->cst[CAND_NAIVE_BAYES] || a->cst[CAND_PRIVATE_TREE])) continue;
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
@@ -245,9 +250,12 @@ static int auto_finish(void *st, rdt_rng *noise) {
   a->snr = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / ((a->d + 1) * a->K * a->mean_bins);
   int pick = -1;
   double boost_above = a->K <= 2 ? AUTO_BOOST_SNR_BINARY : AUTO_BOOST_SNR;
+  /* the private tree's own depth rule (private_tree.c 3b) on n^: rows for 2^D leaves */
+  double tree_leaves = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / (8.0 * a->K);
   if (a->cst[CAND_BOOST] && (a->n_classes == 0 || a->snr >= boost_above)) pick = CAND_BOOST;
-  else if (a->cst[CAND_PRIVATE_TREE]) pick = CAND_PRIVATE_TREE;
+  else if (a->cst[CAND_PRIVATE_TREE] && (a->K <= 2 || tree_leaves >= AUTO_TREE_LEAVES)) pick = CAND_PRIVATE_TREE;
   else if (a->cst[CAND_NAIVE_BAYES]) pick = CAND_NAIVE_BAYES;
+  else if (a->cst[CAND_PRIVATE_TREE]) pick = CAND_PRIVATE_TREE;
   else if (a->cst[CAND_BOOST]) pick = CAND_BOOST;
   else if (a->cst[CAND_RANDOM_TREES]) pick = CAND_RANDOM_TREES;
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {

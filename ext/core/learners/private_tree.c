@@ -6,18 +6,20 @@
 ** on single features) cannot.
 **
 ** Contract:
-**   1. Options: "bins" (integer 2..64, default 8): equal-width public bins of
-**      every numeric feature over its public [min, max] (rdt_learn_bin); a
+**   1. Options: "bins" (integer 2..64, default 32): equal-width public bins
+**      of every numeric feature over its public [min, max] (rdt_learn_bin); a
 **      categorical feature bins by its code (n_values + 1 bins, `other`
-**      last). "depth" (integer 1..8, default 4): the levels of splits.
+**      last). "depth" (integer 1..8, or "auto", the default): the levels of
+**      splits; "auto" chooses it in finish() from a noisy row count (3b).
 **      Candidates, all public (schema and options only): every (numeric
 **      feature f, threshold t) for t = 0 .. B_f - 2, the left side holding
 **      bins <= t; every (categorical feature f with B_f >= 2, code v), the
 **      left side holding code v, the right side the rest. When there is no
 **      candidate at all (no feature, or only categorical features with one
 **      bin), the public rule makes the tree a single leaf (used depth 0);
-**      otherwise the used depth is "depth" and the tree is complete: every
-**      internal node has a split, whatever the rows.
+**      otherwise the used depth is "depth" (or the one "auto" chooses) and
+**      the tree is complete: every internal node has a split, whatever the
+**      rows.
 **   2. State before finish(): a compact binned copy of the rows, one record
 **      per row: the bin of every feature (one byte each when every feature
 **      has at most 256 bins, else two) and the class (two bytes). Memory:
@@ -47,6 +49,17 @@
 **      Together: D * per + eps_leaf = eps. The utility's sensitivity does
 **      not depend on any private count (no Gini ratio with a private
 **      denominator).
+**   3b. "depth": "auto": eps_count = floor(num / 20) goes first to the row
+**      count plus discrete Laplace of scale 1/eps_count (sensitivity 1);
+**      D = floor(log2(n^ eps / (8 K))) clamped into 1..8 (0 without a
+**      candidate) is post-processing of it: each of the 2^D leaves then
+**      expects at least 8 K / eps rows, about 4 noise scales per class count.
+**      The levels and the leaves share eps - eps_count exactly as in 3, so
+**      the total is eps. start() refuses an eps too small for 8 levels;
+**      finish() sets up the noise of every possible D before the count's
+**      draw. An allocation failure after that draw releases nothing and
+**      marks the state failed (no second draw); what it could reveal is a
+**      function of the noisy count, already paid for.
 **   4. finish() runs one selection at every internal node, an empty node
 **      too, and draws the noise of every leaf count: the control flow does
 **      not depend on the rows (the work per node does: the timing threat of
@@ -61,7 +74,8 @@
 **      the noise scale (0.5 / eps_leaf; 1 when not private), normalised: they
 **      are finite and add up to 1. Before finish() it predicts uniformly.
 **   6. Payload (little-endian): u32 version (1), u32 bins, u32 depth (the
-**      option), u32 used depth D, u32 private (0 or 1), u64 per-level eps
+**      option; 0 for "auto", whose count share is then implied), u32 used
+**      depth D, u32 private (0 or 1), u64 per-level eps
 **      num, u64 eps_leaf num, u32 C, u32 d, then the 2^D - 1 internal nodes
 **      in heap order (node i has children 2i+1 left and 2i+2 right) as
 **      (u32 feature, u32 threshold or code), then the 2^D * C leaf counts as
@@ -86,10 +100,14 @@
 
 #define PT_VERSION 1u
 
+#define PT_COUNT_SHARE 20 /* "depth": "auto": eps / 20 for the noisy row count */
+#define PT_LEAF_ROWS 8.0  /* ... and 8 K / eps rows expected per leaf */
+
 typedef struct pt_state {
-  uint32_t n_classes, n_features, bins, depth, depth_eff;
+  uint32_t n_classes, n_features, bins, depth, depth_eff; /* depth 0: "auto" */
   int is_private, released, failed;
   rdt_eps eps_level, eps_leaf;
+  rdt_eps eps_count, eps_rest; /* "auto": the count's share, and what the tree shares */
   rdt_feature *features; /* binning facts only (type, min, max, n_values): no pointers */
   uint32_t *n_bins;      /* per feature */
   uint32_t *n_cand;      /* per feature: its candidates (contract 1) */
@@ -187,12 +205,32 @@ static pt_state *pt_alloc(const rdt_schema *s, uint32_t bins, uint32_t depth, in
   return st;
 }
 
+/* Contract 3b: the shares of an "auto" depth. */
+static void pt_auto_shares(rdt_eps eps, rdt_eps *count, rdt_eps *rest) {
+  count->num = eps.num / PT_COUNT_SHARE;
+  rest->num = eps.num - count->num;
+}
+
+/* Contract 3b: the depth for a (noisy) row count. */
+static uint32_t pt_auto_depth(double n_hat, double eps, uint32_t n_classes) {
+  double leaves = n_hat * eps / (PT_LEAF_ROWS * n_classes);
+  uint32_t D = 1;
+  while (D < RDT_PT_MAX_DEPTH && leaves >= (double)(2u << D)) D++; /* 2^(D+1) <= leaves: one more level */
+  return D;
+}
+
 static int pt_int_option(const rdt_json *opts, const char *key, uint32_t lo, uint32_t hi, uint32_t *out, char *err,
                          size_t en) {
   const rdt_json *v = opts ? rdt_json_get(opts, key) : NULL;
   if (!v) return 1;
+  if (strcmp(key, "depth") == 0 && v->type == RDT_JSON_STRING && strcmp(v->string, "auto") == 0) {
+    *out = 0;
+    return 1;
+  }
   if (v->type != RDT_JSON_NUMBER || !v->is_integer || v->integer < lo || v->integer > hi) {
-    if (en) snprintf(err, en, "option \"%s\" must be an integer from %u to %u", key, lo, hi);
+    if (en)
+      snprintf(err, en, "option \"%s\" must be %san integer from %u to %u", key,
+               strcmp(key, "depth") == 0 ? "\"auto\" or " : "", lo, hi);
     return 0;
   }
   *out = (uint32_t)v->integer;
@@ -209,13 +247,25 @@ static void *pt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     if (en) snprintf(err, en, "private_tree needs at least one class");
     return NULL;
   }
-  uint32_t bins = RDT_PT_DEFAULT_BINS, depth = RDT_PT_DEFAULT_DEPTH;
+  uint32_t bins = RDT_PT_DEFAULT_BINS, depth = 0; /* 0: "auto" */
   if (!pt_int_option(opts, "bins", 2, RDT_PT_MAX_BINS, &bins, err, en) ||
       !pt_int_option(opts, "depth", 1, RDT_PT_MAX_DEPTH, &depth, err, en))
     return NULL;
-  pt_state *st = pt_alloc(s, bins, depth, c->is_private != 0, err, en);
+  /* "auto": the counters are checked for the deepest tree it may choose */
+  pt_state *st = pt_alloc(s, bins, depth ? depth : RDT_PT_MAX_DEPTH, c->is_private != 0, err, en);
   if (!st) return NULL;
-  if (st->is_private) {
+  if (!depth) {
+    st->depth = 0;
+    st->depth_eff = 0; /* chosen in finish() */
+    if (st->is_private) {
+      pt_auto_shares(c->eps, &st->eps_count, &st->eps_rest);
+      if (st->eps_count.num == 0 || st->eps_rest.num < 2 * (uint64_t)RDT_PT_MAX_DEPTH) {
+        if (en) snprintf(err, en, "private_tree: epsilon is too small for an \"auto\" depth");
+        pt_free(st);
+        return NULL;
+      }
+    }
+  } else if (st->is_private) {
     pt_split(c->eps, st->depth_eff, &st->eps_level, &st->eps_leaf);
     if (st->depth_eff && st->eps_level.num == 0) {
       if (en) snprintf(err, en, "private_tree: epsilon is too small to divide over %u levels", st->depth_eff);
@@ -288,6 +338,7 @@ static int pt_same_shape(const pt_state *a, const pt_state *b) {
   if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins ||
       a->depth != b->depth || a->depth_eff != b->depth_eff || a->is_private != b->is_private ||
       a->eps_level.num != b->eps_level.num || a->eps_leaf.num != b->eps_leaf.num || a->rec != b->rec ||
+      a->eps_count.num != b->eps_count.num ||
       a->wide != b->wide)
     return 0;
   for (uint32_t f = 0; f < a->n_features; f++)
@@ -358,9 +409,34 @@ static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *to
   }
 }
 
-static int pt_finish(void *p, rdt_rng *noise) {
+/* Contract 3b: the noisy count and the depth; 0 when the noise cannot be set
+** up (nothing drawn). */
+static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_eps) {
+  uint64_t cs = 0, ct = 0, a, b;
+  if (st->is_private) {
+    if (!rdt_laplace_params(count_eps ? *count_eps : st->eps_count, 1, &cs, &ct)) return 0;
+    for (uint32_t D = 1; D <= RDT_PT_MAX_DEPTH; D++) { /* every D it may choose, before the draw */
+      rdt_eps l, f;
+      pt_split(st->eps_rest, D, &l, &f);
+      if (!rdt_laplace_params(l, 1, &a, &b) || !rdt_laplace_params(f, 1, &a, &b)) return 0;
+    }
+    if (!rdt_laplace_params(st->eps_rest, 1, &a, &b)) return 0;
+  }
+  double n_hat = (double)st->n_rows;
+  if (st->is_private) n_hat += (double)rdt_discrete_laplace(noise, cs, ct);
+  double eps = st->is_private ? rdt_eps_to_double(st->eps_count) + rdt_eps_to_double(st->eps_rest) : 1;
+  st->depth_eff = st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, eps, st->n_classes) : 0;
+  if (st->is_private) pt_split(st->eps_rest, st->depth_eff, &st->eps_level, &st->eps_leaf);
+  return 1;
+}
+
+static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
   pt_state *st = p;
   if (st->released || st->failed) return 0;
+  if (!st->depth) {
+    if (!pt_choose_depth(st, noise, count_eps)) return 0;
+    st->failed = 1; /* the count is drawn: never a second draw; cleared on success below */
+  }
   uint32_t C = st->n_classes;
   uint64_t ls = 0, lt = 0, ss, stt;
   if (st->is_private) {
@@ -473,8 +549,15 @@ static int pt_finish(void *p, rdt_rng *noise) {
   }
   pt_free_rows(st);
   st->released = 1;
+  st->failed = 0;
   pt_prepare(st);
   return 1;
+}
+
+static int pt_finish(void *p, rdt_rng *noise) { return pt_finish_impl(p, noise, NULL); }
+
+int rdt_private_tree_finish_count_eps(void *st, rdt_rng *noise, rdt_eps count_eps) {
+  return pt_finish_impl(st, noise, &count_eps);
 }
 
 static void pt_encode(const void *p, rdt_bytes *out) {
@@ -505,15 +588,22 @@ static void *pt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   rdt_eps el = {rdt_read_u64(in)}, ef = {rdt_read_u64(in)};
   uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
   if (in->bad) return NULL;
-  int ok = version == PT_VERSION && bins >= 2 && bins <= RDT_PT_MAX_BINS && depth >= 1 &&
-           depth <= RDT_PT_MAX_DEPTH && priv <= 1 && C == s->n_classes && C >= 1 && d == s->n_features &&
-           (int)priv == (c->is_private != 0) && !c->regression;
+  int ok = version == PT_VERSION && bins >= 2 && bins <= RDT_PT_MAX_BINS && depth <= RDT_PT_MAX_DEPTH &&
+           priv <= 1 && C == s->n_classes && C >= 1 && d == s->n_features && (int)priv == (c->is_private != 0) &&
+           !c->regression && (depth || (depth_eff >= 1 && depth_eff <= RDT_PT_MAX_DEPTH) || depth_eff == 0);
   char err[8];
-  pt_state *st = ok ? pt_alloc(s, bins, depth, (int)priv, err, sizeof err) : NULL;
+  /* "auto" (depth 0): the used depth is the one allocated; 0 only without a candidate (pt_alloc's rule) */
+  pt_state *st = ok ? pt_alloc(s, bins, depth ? depth : (depth_eff ? depth_eff : 1), (int)priv, err, sizeof err) : NULL;
   ok = st && st->depth_eff == depth_eff;
+  if (ok) st->depth = depth;
+  rdt_eps split_from = c->eps;
+  if (ok && priv && !depth) {
+    pt_auto_shares(c->eps, &st->eps_count, &st->eps_rest);
+    split_from = st->eps_rest;
+  }
   if (ok && priv) {
     rdt_eps want_l, want_f;
-    pt_split(c->eps, depth_eff, &want_l, &want_f);
+    pt_split(split_from, depth_eff, &want_l, &want_f);
     ok = el.num == want_l.num && ef.num == want_f.num && ef.num > 0 && (depth_eff == 0 || el.num > 0);
   } else if (ok) {
     ok = el.num == 0 && ef.num == 0;
@@ -571,22 +661,28 @@ static void pt_predict(const void *p, const double *x, double *out) {
 
 static void pt_describe(const void *p, rdt_bytes *json) {
   const pt_state *st = p;
-  char buf[768];
+  char buf[900], depth[16];
+  if (st->depth)
+    snprintf(depth, sizeof depth, "%u", st->depth);
+  else
+    snprintf(depth, sizeof depth, "\"auto\"");
   if (st->is_private)
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"private decision tree on public bins: at every node of each level a split chosen by "
              "permute-and-flip over every (feature, threshold or code) candidate, utility = rows classified "
              "correctly by the majority class of each side (sensitivity 1, monotone; the nodes of a level hold "
              "disjoint rows), then discrete Laplace noise of scale 1/epsilon_leaves on every leaf class count "
-             "(the leaves are disjoint); depth * epsilon_per_level + epsilon_leaves = epsilon\","
-             "\"depth\":%u,\"depth_used\":%u,\"bins\":%u,\"epsilon_per_level\":%.17g,\"epsilon_leaves\":%.17g,",
-             st->depth, st->depth_eff, st->bins, rdt_eps_to_double(st->eps_level), rdt_eps_to_double(st->eps_leaf));
+             "(the leaves are disjoint); epsilon_count + depth * epsilon_per_level + epsilon_leaves = epsilon\","
+             "\"depth\":%s,\"depth_used\":%u,\"bins\":%u,\"epsilon_count\":%.17g,\"epsilon_per_level\":%.17g,"
+             "\"epsilon_leaves\":%.17g,",
+             depth, st->depth_eff, st->bins, rdt_eps_to_double(st->eps_count),
+             rdt_eps_to_double(st->eps_level), rdt_eps_to_double(st->eps_leaf));
   else
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"decision tree on public bins, not private: the best split at every node, exact leaf "
-             "counts\",\"depth\":%u,\"depth_used\":%u,\"bins\":%u,\"epsilon_per_level\":null,"
-             "\"epsilon_leaves\":null,",
-             st->depth, st->depth_eff, st->bins);
+             "counts\",\"depth\":%s,\"depth_used\":%u,\"bins\":%u,\"epsilon_count\":null,"
+             "\"epsilon_per_level\":null,\"epsilon_leaves\":null,",
+             depth, st->depth_eff, st->bins);
   rdt_bytes_text(json, buf);
 }
 
