@@ -39,7 +39,7 @@ const char *rdt_train_ledger(const rdt_train_session *s);
 /* After step 1: what the row rules depend on, for rdt_check (sql_check.c),
 ** which applies them without training. */
 typedef struct rdt_train_facts {
-  const char *algorithm;          /* as the ledger note names it, or the learner's name */
+  const char *algorithm;          /* as the ledger's request names it, or the learner's name */
   int is_private, seeded;
   int regression;                 /* the label is a target in [target_min, target_max] */
   double target_min, target_max;
