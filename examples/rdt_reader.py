@@ -2,7 +2,8 @@
 """Predict from an rdt model exported with rdt_export(model), without SQLite or the extension.
 
 A reference reader of the JSON documented in sql/model-format.md: it applies the same row rules
-(clamping, midpoint for missing numbers, the `other` bucket for unknown categories), walks the
+(clamping, midpoint for missing numbers, TEXT read as SQLite reads numbers, so '1.0' matches the
+category 1, the `other` bucket for unknown categories), walks the
 trees and post-processes the released leaf values exactly as the extension does, in the same order
 of floating-point operations, so its predictions agree with rdt_predict.
 
@@ -12,20 +13,56 @@ of floating-point operations, so its predictions agree with rdt_predict.
 import csv
 import json
 import math
+import re
 import sys
+
+# SQLite's numeric affinity (what a NUMERIC column stores; the extension reads TEXT through it):
+# optional spaces, sign, digits with an optional point, an optional exponent, optional spaces.
+_SPACES = " \t\n\v\f\r"
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def sqlite_number(text):
+    """The number SQLite reads in a TEXT value (an int when it is an integer that fits 64 bits), or None."""
+    s = text.strip(_SPACES)
+    if not _NUMBER.fullmatch(s):
+        return None
+    if _INTEGER.fullmatch(s) and -2**63 <= int(s) < 2**63:
+        return int(s)
+    return float(s)
 
 
 def canonical(value):
-    """The text a value matches by: integers (and integral floats) as decimal digits."""
+    """The text a listed value, or a number, matches by: integers (and integral floats) as decimal
+    digits, other finite floats with 17 significant digits; None for an infinite or NaN float."""
     if isinstance(value, bool):
         value = int(value)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
         if value == math.floor(value) and abs(value) < 9e15:
             return str(int(value))
         return format(value, ".17g")
     return str(value)
+
+
+def match(codes, v):
+    """The rule of sql/reference.md ("Rules for row values") for categories and labels: TEXT spelled as
+    a listed value is that value; any other value SQLite reads as a finite number ('1.0', ' 1 ', 1.0)
+    matches by its number; anything else (None, bytes, other text) matches nothing (None)."""
+    if v is None or isinstance(v, (bytes, bytearray)):
+        return None
+    if isinstance(v, str):
+        if v in codes:
+            return codes[v]
+        v = sqlite_number(v)
+        if v is None:
+            return None
+    key = canonical(v)
+    return codes.get(key) if key is not None else None
 
 
 class Model:
@@ -61,7 +98,7 @@ class Model:
                 else:
                     xs.append(min(max(x, f["min"]), f["max"]))
             else:
-                code = codes.get(canonical(v)) if v is not None else None
+                code = match(codes, v)
                 xs.append(float(len(f["values"]) if code is None else code))
         return xs
 
@@ -144,14 +181,13 @@ class Model:
 
 
 def _number(v):
-    if v is None or v == "":
+    """A numeric feature's value as SQLite reads it, or None (missing)."""
+    if v is None or isinstance(v, (bytes, bytearray)):
         return None
-    if isinstance(v, (int, float)):
+    if isinstance(v, (bool, int, float)):
         return float(v)
-    try:
-        return float(v)
-    except ValueError:
-        return None
+    x = sqlite_number(v)
+    return None if x is None else float(x)
 
 
 def _member(mask, code):

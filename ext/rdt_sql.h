@@ -47,11 +47,28 @@ typedef struct rdt_conn {
 
 /* Register the rdt_ledger module (holds a reference on conn, dropped by release). */
 int rdt_register_ledger(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* What a charge leaves for recording its outcome (rdt_ledger_record). */
+typedef struct rdt_ledger_receipt {
+  sqlite3_int64 id; /* the charge's row in the ledger file; 0: nothing to record */
+  char *file;       /* the ledger's file (canonical) and name */
+  char *name;
+} rdt_ledger_receipt;
 /* Charge eps to the ledger `name` ("table" or "schema.table"; a bare name must
 ** name a ledger in one schema only) of this connection, atomically and
-** durably (sql_ledger.c). Returns 0 with a message when over budget or on error. */
+** durably, with outcome "pending" (sql_ledger.c). request says what the call
+** asks for; note is the caller's "note" (NULL or "": none). Returns 0 with a
+** message when over budget or on error (then receipt->id is 0). The caller
+** frees the receipt with rdt_ledger_receipt_free in every case. */
 int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps, const char *function,
-                      const char *note, char *err, size_t err_size);
+                      const char *request, const char *note, rdt_ledger_receipt *receipt, char *err,
+                      size_t err_size);
+/* The outcome of a charged call: released or failed; for a released model
+** (model: its BLOB, else NULL) its id and SHA-256, and trained (JSON: what
+** was actually trained, or NULL). A no-op for an empty receipt; clears it.
+** Returns 0 with a message when the outcome could not be recorded. */
+int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
+                      const char *trained, char *err, size_t err_size);
+void rdt_ledger_receipt_free(rdt_ledger_receipt *r);
 
 void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then
@@ -81,11 +98,26 @@ double rdt_score_value(const rdt_model_handle *h, const double *xs, double *scra
 /* A SQL value as a number (TEXT with numeric affinity): 0 for NULL, BLOB,
 ** non-numeric TEXT and NaN, which every caller treats as missing. */
 int rdt_sql_number(sqlite3_value *v, double *x);
+/* How rdt_sql_match matched a value (for diagnostics; training and
+** prediction need only the code). */
+typedef enum {
+  RDT_MATCH_AS_IS = 1,    /* INTEGER or REAL, or TEXT spelled as a listed value */
+  RDT_MATCH_BY_VALUE = 2, /* TEXT that SQLite reads as a number, e.g. '1.0' for 1 */
+  RDT_MATCH_UNKNOWN = 3,  /* a value that is not listed: `other`, or a dropped label */
+  RDT_MATCH_MISSING = 4   /* NULL or BLOB */
+} rdt_match;
+/* The index of v among values[] (categories or classes, hashed in ix), or
+** -1: THE rule by which every function matches categories and labels
+** (sql_values.c, contract item 3). how may be NULL. */
+long rdt_sql_match(const rdt_value *values, const rdt_value_index *ix, sqlite3_value *v, rdt_match *how);
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v);
 /* Class index of a label, or -1 (NULL / unknown label: the row is dropped). */
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v);
 /* Map argv[0..n_features) into xs. */
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs);
+/* The features' names, "a, b, c" (a long list cut after about 300 bytes),
+** for arity errors; sqlite3_free it. NULL when memory runs out. */
+char *rdt_sql_feature_names(const rdt_schema *s);
 /* Set a class label as the SQL result, keeping its type. */
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 /* Prepares sql (len bytes, -1: to its NUL) as one read-only statement, or
@@ -110,6 +142,9 @@ void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n);
 /* A finite double as the shortest JSON number that reads back as exactly
 ** it (".0" kept on integral values), in any locale; not finite: null. */
 void rdt_sql_json_double(sqlite3_str *out, double x);
+/* A probability (or a share) with 15 significant digits: 0.1 + 0.2 prints as
+** 0.3, not 0.30000000000000004 (".0" kept on 0 and 1); not finite: null. */
+void rdt_sql_json_probability(sqlite3_str *out, double p);
 /* Append a class or category value (integer or string) as JSON. */
 void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v);
 /* Append the classes, or the features with their domains, as JSON arrays. */

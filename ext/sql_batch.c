@@ -3,7 +3,7 @@
 ** aggregate: DP batch prediction from a NON-private model (core: batch.h).
 **
 ** params is epsilon (a number) or a JSON object {"epsilon", "strategy",
-** "seed", "ledger", "keep_trees"}; model and params are validated (and a ledger charged)
+** "seed", "ledger", "keep_trees", "note"}; model and params are validated (and a ledger charged)
 ** on the first query row, before the queries are used. The queries are the
 ** analyst's: they are buffered (features cleaned as in rdt_predict) and the
 ** strategy is chosen from them and the model's structure. The result is a
@@ -33,6 +33,7 @@ typedef struct batch_state {
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
   char ledger[129];  /* charged in the final step, before any noise is drawn */
+  char note[RDT_NOTE_MAX + 1]; /* recorded with that charge */
   double keep_trees; /* share of trees that vote, chosen from the noisy leaves (1: all) */
   double *xs;
   sqlite3_value **ids;
@@ -66,9 +67,9 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     for (size_t i = 0; i < root->n; i++) {
       const char *k = root->items[i]->key;
       if (strcmp(k, "epsilon") && strcmp(k, "strategy") && strcmp(k, "seed") && strcmp(k, "ledger") &&
-          strcmp(k, "keep_trees")) {
-        snprintf(err, sizeof err, "unknown option \"%.100s\" (known: epsilon, strategy, seed, ledger, keep_trees)",
-                 k);
+          strcmp(k, "keep_trees") && strcmp(k, "note")) {
+        snprintf(err, sizeof err,
+                 "unknown option \"%.100s\" (known: epsilon, strategy, seed, ledger, keep_trees, note)", k);
         rdt_json_free(root);
         batch_error(ctx, st, err);
         return 0;
@@ -93,7 +94,12 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     j = rdt_json_get(root, "keep_trees");
     int keep_ok = !j || (j->type == RDT_JSON_NUMBER && j->number > 0 && j->number <= 1);
     if (j && keep_ok) st->keep_trees = j->number;
+    int note_ok = rdt_options_note(root, st->note, sizeof st->note, err, sizeof err);
     rdt_json_free(root);
+    if (!note_ok) {
+      batch_error(ctx, st, err);
+      return 0;
+    }
     if (!found) {
       batch_error(ctx, st, "\"strategy\" must be \"auto\", \"query\", \"leaf\" or \"identity\"");
       return 0;
@@ -126,7 +132,7 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
 }
 
 static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_value **argv) {
-  char err[256];
+  char err[640];
   if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
     batch_error(ctx, st, "the model must be a BLOB made by rdt_train");
     return 0;
@@ -158,8 +164,10 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
     return 0;
   }
   if ((uint32_t)(argc - 3) != f->schema.n_features) {
-    snprintf(err, sizeof err, "expected %u feature arguments after model, params and id, got %d",
-             f->schema.n_features, argc - 3);
+    char *names = rdt_sql_feature_names(&f->schema);
+    snprintf(err, sizeof err, "expected %u feature arguments (%s) after the model, params and id, got %d",
+             f->schema.n_features, names ? names : "...", argc - 3);
+    sqlite3_free(names);
     batch_error(ctx, st, err);
     return 0;
   }
@@ -308,11 +316,14 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
                               "(sensitivity queries x trees above 2^20); use \"leaf\" or \"identity\"", -1);
     return;
   }
+  rdt_ledger_receipt receipt = {0};
+  char err[400];
   if (st->ledger[0]) { /* every check is done: charge, then release */
-    char note[96], err[300];
-    snprintf(note, sizeof note, "batch prediction of %u queries%s", st->n, st->seeded ? ", seeded" : "");
+    char request[96];
+    snprintf(request, sizeof request, "batch prediction of %u queries%s", st->n, st->seeded ? ", seeded" : "");
     if (!rdt_ledger_charge(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), st->ledger, st->eps,
-                           "rdt_predict_batch", note, err, sizeof err)) {
+                           "rdt_predict_batch", request, st->note, &receipt, err, sizeof err)) {
+      rdt_ledger_receipt_free(&receipt);
       free(votes);
       batch_cleanup(st);
       rdt_sql_error(ctx, "rdt_predict_batch", err);
@@ -323,10 +334,14 @@ void rdt_predict_batch_final(sqlite3_context *ctx) {
   rdt_rng_init_for(&noise, st->seeded ? st->seed_key : NULL, "batch-noise", 0);
   int ok = rdt_batch_answer(f, st->xs, st->n, s, st->eps, st->keep_trees, &noise, votes);
   rdt_rng_clear(&noise);
-  if (!ok) {
+  /* The outcome goes into the ledger before anything is released. */
+  int recorded = rdt_ledger_record(&receipt, ok, NULL, 0, NULL, err, sizeof err);
+  rdt_ledger_receipt_free(&receipt);
+  if (!ok || !recorded) {
     free(votes);
     batch_cleanup(st);
-    sqlite3_result_error(ctx, "rdt_predict_batch: out of memory while answering the batch", -1);
+    if (!ok) sqlite3_result_error(ctx, "rdt_predict_batch: out of memory while answering the batch", -1);
+    else rdt_sql_error(ctx, "rdt_predict_batch", err);
     return;
   }
   double e = rdt_eps_to_double(st->eps);

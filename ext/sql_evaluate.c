@@ -314,10 +314,13 @@ void rdt_evaluate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       return;
     }
     if ((uint32_t)(argc - 2) != a->nf) {
-      char *m = sqlite3_mprintf("rdt_evaluate: the model has %u features but %d feature arguments were given",
-                                a->nf, argc - 2);
+      char *names = rdt_sql_feature_names(rdt_score_schema(a->h));
+      char *m = names ? sqlite3_mprintf("rdt_evaluate: this model takes %u feature%s (%s) after the model and the "
+                                        "label, got %d", a->nf, a->nf == 1 ? "" : "s", names, argc - 2)
+                      : NULL;
       sqlite3_result_error(ctx, m ? m : "out of memory", -1);
       sqlite3_free(m);
+      sqlite3_free(names);
       return;
     }
   } else if (a->oom) {

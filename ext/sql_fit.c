@@ -25,6 +25,9 @@
 **   7. With "bounds": "private" (rdt_fit), the query runs twice after the
 **      charge: once for the private bounds (bounds.h, their share of ε),
 **      then for the model, built on those bounds.
+**   8. After a charge, the call's outcome is recorded in the ledger
+**      (sql_ledger.c, item 8) before the result is returned: a release whose
+**      outcome cannot be recorded is not returned.
 ** An interrupt (sql_cancel.h) stops it like an error: nothing is released
 ** and a committed charge stands.
 ** Residual channel: the query is the caller's. One that fails while it runs
@@ -219,6 +222,15 @@ done:
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
+  {
+    char rerr[400];
+    if (!rdt_train_record(s, blob, size, rerr, sizeof rerr) && blob) {
+      free(blob); /* Contract item 8 */
+      blob = NULL;
+      rc = SQLITE_DONE;
+      snprintf(err, sizeof err, "the model was trained but not released: %s (the charge stands)", rerr);
+    }
+  }
   /* Interrupted while drawing the trees, adding the noise or encoding
   ** (sql_cancel.h): nothing was released, the charge stands. */
   int interrupted = !blob && rdt_train_interrupted(s, ctx);
@@ -240,13 +252,14 @@ typedef struct quantile_options {
   double lo, hi;
   uint32_t quantile_a, cells;
   char ledger[129];
+  char note[RDT_NOTE_MAX + 1];
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
 } quantile_options;
 
 static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size_t en) {
   static const char *const keys[] = {"epsilon", "lo", "hi", "quantile", "cells", "ledger", "seed", "privacy_unit",
-                                     "max_rows_per_unit", NULL};
+                                     "max_rows_per_unit", "note", NULL};
   o->quantile_a = RDT_QUANTILE_ONE / 2;
   o->cells = QUANTILE_DEFAULT_CELLS;
   if (sqlite3_value_type(v) != SQLITE_TEXT || !sqlite3_value_text(v)) {
@@ -266,7 +279,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
     for (const char *const *k = keys; *k; k++) known |= strcmp(root->items[i]->key, *k) == 0;
     if (!known) {
       snprintf(err, en, "unknown option \"%.100s\" (epsilon, lo, hi, quantile, cells, ledger, seed, privacy_unit, "
-               "max_rows_per_unit)", root->items[i]->key);
+               "max_rows_per_unit, note)", root->items[i]->key);
       ok = 0;
     }
   }
@@ -348,6 +361,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
       ok = 0;
     }
   }
+  if (ok) ok = rdt_options_note(root, o->note, sizeof o->note, err, en);
   rdt_json_free(root);
   return ok;
 }
@@ -361,6 +375,7 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memset(&o, 0, sizeof o);
   memset(&m, 0, sizeof m);
   sqlite3_stmt *stmt = NULL;
+  rdt_ledger_receipt receipt = {0};
   rdt_unit_reader rd;
   memset(&rd, 0, sizeof rd);
   int ok = 0, rc = SQLITE_DONE, value_col = 0, unit_col = -1;
@@ -396,7 +411,8 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if (o.unit[0])
       snprintf(note + strlen(note), sizeof note - strlen(note), ", unit \"%.60s\" (at most %u rows each)", o.unit,
                o.max_rows);
-    if (!rdt_ledger_charge(db, sqlite3_user_data(ctx), o.ledger, o.eps, "dp_quantile", note, err, sizeof err))
+    if (!rdt_ledger_charge(db, sqlite3_user_data(ctx), o.ledger, o.eps, "dp_quantile", note, o.note, &receipt, err,
+                           sizeof err))
       goto done;
   }
   /* NULL, BLOB, non-numeric TEXT and NaN are skipped (as SQL aggregates
@@ -418,6 +434,15 @@ void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 done:
   rdt_unit_reader_close(&rd);
   sqlite3_finalize(stmt);
+  {
+    char rerr[400];
+    if (!rdt_ledger_record(&receipt, ok, NULL, 0, NULL, rerr, sizeof rerr) && ok) {
+      ok = 0; /* Contract item 8 */
+      rc = SQLITE_DONE;
+      snprintf(err, sizeof err, "the quantile was drawn but not released: %s (the charge stands)", rerr);
+    }
+  }
+  rdt_ledger_receipt_free(&receipt);
   if (m.hist) sodium_memzero(m.hist, (size_t)m.cells * sizeof *m.hist); /* exact counts are private */
   rdt_median_free(&m);
   sodium_memzero(&o, sizeof o);

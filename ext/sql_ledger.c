@@ -41,11 +41,25 @@
 **   7. "ledger" names a table as "name" or "schema.name". A bare name that
 **      names ledgers in two schemas (main and an attached database) is
 **      refused as ambiguous rather than charged to either.
+**   8. An audit log: a charge is recorded with its outcome "pending",
+**      committed before any row is read (item 1); when the call ends, one
+**      more statement sets the outcome, "released" or "failed", and for a
+**      released model its id, the SHA-256 of its BLOB and what was actually
+**      trained (rdt_ledger_record). None of these is a row value: each is the
+**      released model or a function of it, except the outcome itself, which
+**      says whether the call failed after reading rows (a residual channel,
+**      README "Residual channels"). A call cut short (the process killed)
+**      stays "pending". A release whose outcome cannot be recorded is not
+**      released (the caller fails closed).
+**   9. A charge may carry the caller's "note" (public text, the caller's).
+**      Ledger files written before items 8-9 gain their columns when next
+**      opened; their old charges show a NULL outcome.
 ** A charge is made when training starts; if training then fails, the budget
 ** stays spent (the safe direction).
 */
 #define _XOPEN_SOURCE 700 /* realpath (XSI) */
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +82,13 @@ typedef struct {
   rdt_ledger *ledger;
 } ledger_vtab;
 
+/* The columns of a charge read back from the file, in the order of
+** CHARGE_COLUMNS; NULL where the file holds NULL. */
+enum { C_TIME, C_FUNCTION, C_NOTE, C_OUTCOME, C_MODEL_ID, C_MODEL_SHA256, C_TRAINED, C_REQUEST, C_TEXTS };
+
 typedef struct {
   sqlite3_int64 id;
-  char *time, *function, *note;
+  char *text[C_TEXTS];
   uint64_t eps;
   uint64_t spent; /* this charge and every one before it */
 } charge_row;
@@ -82,10 +100,53 @@ typedef struct {
   uint64_t budget;
 } ledger_cursor;
 
+/* rdt_charges.note holds what the call asked for (the table's `request`:
+** its name predates the audit columns); curator_note is the caller's note. */
 static const char *const LEDGER_SCHEMA =
     "CREATE TABLE IF NOT EXISTS rdt_ledgers(name TEXT PRIMARY KEY, budget_num INTEGER NOT NULL, created TEXT);"
     "CREATE TABLE IF NOT EXISTS rdt_charges(id INTEGER PRIMARY KEY, ledger TEXT NOT NULL, time TEXT NOT NULL,"
     " function TEXT NOT NULL, epsilon_num INTEGER NOT NULL, note TEXT);";
+/* The audit columns (contract item 8), added to files that lack them. */
+static const char *const AUDIT_COLUMNS[] = {"outcome", "model_id", "model_sha256", "trained", "curator_note"};
+#define N_AUDIT_COLUMNS (sizeof AUDIT_COLUMNS / sizeof AUDIT_COLUMNS[0])
+/* What the cursor reads, in the order of the C_ enum. */
+#define CHARGE_COLUMNS "time, function, curator_note, outcome, model_id, model_sha256, trained, note"
+
+/* 1 if rdt_charges has the column, 0 if not; an SQLite code < 0 on error. */
+static int has_column(sqlite3 *store, const char *column) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(store, "SELECT 1 FROM pragma_table_info('rdt_charges') WHERE name = ?1", -1, &q, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(q, 1, column, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -(rc ? rc : SQLITE_ERROR);
+}
+
+/* Adds the audit columns a ledger file lacks, in one IMMEDIATE transaction
+** (two connections opening an old file at once add them once). A file that
+** has them all is only read: a read-only ledger file can still be listed. */
+static int add_audit_columns(sqlite3 *store) {
+  int missing = 0, has;
+  for (size_t i = 0; i < N_AUDIT_COLUMNS; i++) {
+    if ((has = has_column(store, AUDIT_COLUMNS[i])) < 0) return -has;
+    missing |= !has;
+  }
+  if (!missing) return SQLITE_OK;
+  int rc = sqlite3_exec(store, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+  for (size_t i = 0; rc == SQLITE_OK && i < N_AUDIT_COLUMNS; i++) {
+    if ((has = has_column(store, AUDIT_COLUMNS[i])) < 0) rc = -has; /* again, under the lock */
+    if (rc == SQLITE_OK && !has) {
+      char *sql = sqlite3_mprintf("ALTER TABLE rdt_charges ADD COLUMN %s TEXT", AUDIT_COLUMNS[i]);
+      rc = sql ? sqlite3_exec(store, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+      sqlite3_free(sql);
+    }
+  }
+  if (rc == SQLITE_OK) rc = sqlite3_exec(store, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK) sqlite3_exec(store, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
 
 /* Parse "key=value" arguments; each key at most once. */
 static int ledger_args(int argc, const char *const *argv, double *budget, char **file, char **err) {
@@ -256,6 +317,7 @@ static int store_open(rdt_ledger *l, int create, rdt_eps b, char **err) {
   int rc = sqlite3_open_v2(l->file, &l->store, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
   if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(l->store, 30000);
   if (rc == SQLITE_OK) rc = sqlite3_exec(l->store, LEDGER_SCHEMA, NULL, NULL, NULL);
+  if (rc == SQLITE_OK) rc = add_audit_columns(l->store);
   sqlite3_stmt *q = NULL;
   if (rc == SQLITE_OK)
     rc = sqlite3_prepare_v2(l->store, "SELECT budget_num FROM rdt_ledgers WHERE name = ?1 COLLATE NOCASE "
@@ -361,7 +423,8 @@ static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv
   if (rc == SQLITE_OK) rc = store_open(l, create, b, err);
   if (rc == SQLITE_OK)
     rc = sqlite3_declare_vtab(db, "CREATE TABLE x(id INTEGER, kind TEXT, time TEXT, function TEXT, epsilon REAL, "
-                                  "note TEXT, spent REAL, remaining REAL)");
+                                  "note TEXT, spent REAL, remaining REAL, outcome TEXT, model_id TEXT, "
+                                  "model_sha256 TEXT, trained TEXT, request TEXT)");
   if (rc != SQLITE_OK && rc != SQLITE_NOMEM && !*err) *err = sqlite3_mprintf("rdt_ledger: %s", sqlite3_errmsg(db));
   if (rc == SQLITE_OK && create && !recorded) rc = record_insert(db, schema, name, l->file, err);
   sqlite3_free(file);
@@ -410,11 +473,8 @@ static int ledger_open_cursor(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {
 }
 
 static void cursor_clear(ledger_cursor *c) {
-  for (sqlite3_int64 i = 0; i < c->n; i++) {
-    sqlite3_free(c->rows[i].time);
-    sqlite3_free(c->rows[i].function);
-    sqlite3_free(c->rows[i].note);
-  }
+  for (sqlite3_int64 i = 0; i < c->n; i++)
+    for (int k = 0; k < C_TEXTS; k++) sqlite3_free(c->rows[i].text[k]);
   sqlite3_free(c->rows);
   c->rows = NULL;
   c->n = c->at = 0;
@@ -437,7 +497,7 @@ static int ledger_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int a
   c->budget = l->budget;
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(l->store,
-                              "SELECT id, time, function, epsilon_num, note FROM rdt_charges "
+                              "SELECT id, epsilon_num, " CHARGE_COLUMNS " FROM rdt_charges "
                               "WHERE ledger = ?1 COLLATE NOCASE ORDER BY id", -1, &q, NULL);
   if (rc != SQLITE_OK) return rc;
   sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
@@ -454,12 +514,15 @@ static int ledger_filter(sqlite3_vtab_cursor *cur, int idx, const char *s, int a
     }
     charge_row *r = &c->rows[c->n++];
     r->id = sqlite3_column_int64(q, 0);
-    r->time = sqlite3_mprintf("%s", sqlite3_column_text(q, 1));
-    r->function = sqlite3_mprintf("%s", sqlite3_column_text(q, 2));
-    r->eps = (uint64_t)sqlite3_column_int64(q, 3);
+    r->eps = (uint64_t)sqlite3_column_int64(q, 1);
     r->spent = r->eps + (c->n > 1 ? c->rows[c->n - 2].spent : 0);
-    r->note = sqlite3_column_type(q, 4) == SQLITE_NULL ? NULL : sqlite3_mprintf("%s", sqlite3_column_text(q, 4));
-    if (!r->time || !r->function || (!r->note && sqlite3_column_type(q, 4) != SQLITE_NULL)) {
+    int nomem = 0;
+    for (int k = 0; k < C_TEXTS; k++) {
+      int null = sqlite3_column_type(q, 2 + k) == SQLITE_NULL;
+      r->text[k] = null ? NULL : sqlite3_mprintf("%s", sqlite3_column_text(q, 2 + k));
+      nomem |= !null && !r->text[k];
+    }
+    if (nomem) {
       sqlite3_finalize(q);
       return SQLITE_NOMEM; /* the row is counted: cursor_clear frees what was allocated */
     }
@@ -479,19 +542,29 @@ static int ledger_eof(sqlite3_vtab_cursor *cur) {
   return c->at >= c->n;
 }
 
+static void result_text(sqlite3_context *ctx, const char *text) {
+  if (text) sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
+  else sqlite3_result_null(ctx);
+}
+
 static int ledger_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   ledger_cursor *c = (ledger_cursor *)cur;
   const charge_row *r = c->at >= 0 ? &c->rows[c->at] : NULL;
   uint64_t spent = r ? r->spent : 0;
+  /* The text columns after the first eight, in declaration order. */
+  static const int audit[] = {C_OUTCOME, C_MODEL_ID, C_MODEL_SHA256, C_TRAINED, C_REQUEST};
   switch (col) {
     case 0: sqlite3_result_int64(ctx, r ? r->id : 0); break;
     case 1: sqlite3_result_text(ctx, r ? "charge" : "budget", -1, SQLITE_STATIC); break;
-    case 2: if (r) sqlite3_result_text(ctx, r->time, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
-    case 3: if (r) sqlite3_result_text(ctx, r->function, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
+    case 2: result_text(ctx, r ? r->text[C_TIME] : NULL); break;
+    case 3: result_text(ctx, r ? r->text[C_FUNCTION] : NULL); break;
     case 4: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){r ? r->eps : c->budget})); break;
-    case 5: if (r && r->note) sqlite3_result_text(ctx, r->note, -1, SQLITE_TRANSIENT); else sqlite3_result_null(ctx); break;
+    case 5: result_text(ctx, r ? r->text[C_NOTE] : NULL); break;
     case 6: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){spent})); break;
     case 7: sqlite3_result_double(ctx, rdt_eps_to_double((rdt_eps){c->budget - spent})); break;
+    default:
+      if (col - 8 < (int)(sizeof audit / sizeof audit[0])) result_text(ctx, r ? r->text[audit[col - 8]] : NULL);
+      break;
   }
   return SQLITE_OK;
 }
@@ -607,10 +680,25 @@ static rdt_ledger *resolve_ledger(sqlite3 *db, rdt_conn *conn, const char *optio
   return ok ? l : NULL;
 }
 
+void rdt_ledger_receipt_free(rdt_ledger_receipt *r) {
+  sqlite3_free(r->file);
+  sqlite3_free(r->name);
+  memset(r, 0, sizeof *r);
+}
+
 int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps eps, const char *function,
-                      const char *note, char *err, size_t err_size) {
+                      const char *request, const char *note, rdt_ledger_receipt *receipt, char *err, size_t err_size) {
+  rdt_ledger_receipt_free(receipt);
   rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
   if (!l) return 0;
+  /* Kept to record the outcome in the same file, once the call ends. */
+  receipt->file = sqlite3_mprintf("%s", l->file);
+  receipt->name = sqlite3_mprintf("%s", l->name);
+  if (!receipt->file || !receipt->name) {
+    rdt_ledger_receipt_free(receipt);
+    snprintf(err, err_size, "out of memory");
+    return 0;
+  }
   const char *name = option; /* for messages; the file is keyed by l->name */
   /* Check and charge in one IMMEDIATE transaction: the write lock serialises
   ** every connection and process that charges this ledger. */
@@ -637,21 +725,71 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps e
     return 0;
   }
   if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(l->store, "INSERT INTO rdt_charges(ledger, time, function, epsilon_num, note) "
-                                      "VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ'), ?2, ?3, ?4)", -1, &q, NULL);
+    rc = sqlite3_prepare_v2(l->store, "INSERT INTO rdt_charges(ledger, time, function, epsilon_num, note, outcome, "
+                                      "curator_note) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ'), ?2, ?3, ?4, "
+                                      "'pending', ?5)", -1, &q, NULL);
+  sqlite3_int64 id = 0;
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(q, 1, l->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, function, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 3, (sqlite3_int64)eps.num);
-    sqlite3_bind_text(q, 4, note, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, request, -1, SQLITE_STATIC);
+    if (note && *note) sqlite3_bind_text(q, 5, note, -1, SQLITE_STATIC);
     rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    id = sqlite3_last_insert_rowid(l->store);
     sqlite3_finalize(q);
   }
   if (rc == SQLITE_OK) rc = sqlite3_exec(l->store, "COMMIT", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
     snprintf(err, err_size, "cannot record the charge in ledger \"%.100s\": %s", name, sqlite3_errmsg(l->store));
     sqlite3_exec(l->store, "ROLLBACK", NULL, NULL, NULL);
+    rdt_ledger_receipt_free(receipt);
     return 0;
   }
+  receipt->id = id;
   return 1;
+}
+
+int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
+                      const char *trained, char *err, size_t err_size) {
+  if (!r->id) return 1; /* nothing was charged */
+  /* A connection of its own to the file the charge went to: the table's
+  ** connection may be gone if SQLite disconnected the table meanwhile, and
+  ** one path, always taken, is one path tested. */
+  sqlite3 *store = NULL;
+  int rc = sqlite3_open_v2(r->file, &store, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(store, 30000);
+  /* A model's id sits in its header (sql/model-format.md), as
+  ** rdt_info shows it; the hash covers the whole BLOB as released. */
+  char id_hex[33] = "", sha_hex[2 * crypto_hash_sha256_BYTES + 1] = "";
+  if (released && model && size >= RDT_MODEL_ID_OFFSET + 16) {
+    unsigned char sha[crypto_hash_sha256_BYTES];
+    sodium_bin2hex(id_hex, sizeof id_hex, model + RDT_MODEL_ID_OFFSET, 16);
+    crypto_hash_sha256(sha, model, size);
+    sodium_bin2hex(sha_hex, sizeof sha_hex, sha, sizeof sha);
+  }
+  sqlite3_stmt *q = NULL;
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(store, "UPDATE rdt_charges SET outcome = ?2, model_id = ?3, model_sha256 = ?4, "
+                                   "trained = ?5 WHERE id = ?1 AND outcome = 'pending'", -1, &q, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, r->id);
+    sqlite3_bind_text(q, 2, released ? "released" : "failed", -1, SQLITE_STATIC);
+    if (id_hex[0]) sqlite3_bind_text(q, 3, id_hex, -1, SQLITE_STATIC);
+    if (sha_hex[0]) sqlite3_bind_text(q, 4, sha_hex, -1, SQLITE_STATIC);
+    if (released && trained) sqlite3_bind_text(q, 5, trained, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc == SQLITE_OK && sqlite3_changes(store) != 1) {
+      snprintf(err, err_size, "the charge %lld is no longer pending in ledger \"%.100s\" (its row was edited)",
+               (long long)r->id, r->name);
+      rc = SQLITE_CONSTRAINT;
+    }
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_OK && rc != SQLITE_CONSTRAINT)
+    snprintf(err, err_size, "cannot record the outcome in ledger \"%.100s\": %s", r->name,
+             store ? sqlite3_errmsg(store) : "out of memory");
+  sqlite3_close_v2(store); /* NULL: a no-op */
+  r->id = 0; /* recorded (or not) once */
+  return rc == SQLITE_OK;
 }

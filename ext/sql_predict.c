@@ -13,6 +13,7 @@
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/sharp.h"
+#include "core/sign.h"
 #include "rdt_sql.h"
 
 /* Scratch for features and class scores; small models stay on the stack. */
@@ -32,10 +33,14 @@ static const rdt_model_handle *predict_args(sqlite3_context *ctx, int argc, sqli
   if (!h) return NULL;
   const rdt_schema *schema = h->is_learned ? &h->learned.schema : &h->forest.schema;
   if ((uint32_t)(argc - 1) != schema->n_features) {
-    char *m = sqlite3_mprintf("%s: the model has %u features but %d feature arguments were given", fn,
-                              schema->n_features, argc - 1);
-    sqlite3_result_error(ctx, m, -1);
+    char *names = rdt_sql_feature_names(schema);
+    char *m = names ? sqlite3_mprintf("%s: this model takes %u feature%s (%s) after the model, got %d", fn,
+                                      schema->n_features, schema->n_features == 1 ? "" : "s", names, argc - 1)
+                    : NULL;
+    if (m) sqlite3_result_error(ctx, m, -1);
+    else sqlite3_result_error_nomem(ctx);
     sqlite3_free(m);
+    sqlite3_free(names);
     return NULL;
   }
   size_t need = schema->n_features + 2 * (size_t)schema->n_classes + 1;
@@ -112,7 +117,8 @@ void rdt_sql_result_proba(sqlite3_context *ctx, const rdt_schema *schema, const 
   for (uint32_t c = 0; c < schema->n_classes; c++) {
     if (c) sqlite3_str_appendchar(out, 1, ',');
     rdt_sql_json_string(out, schema->classes[c].text, schema->classes[c].text_len);
-    sqlite3_str_appendf(out, ":%!.17g", proba[c]);
+    sqlite3_str_appendchar(out, 1, ':');
+    rdt_sql_json_probability(out, proba[c]);
   }
   sqlite3_str_appendchar(out, 1, '}');
   int n = sqlite3_str_length(out);
@@ -134,10 +140,17 @@ static const char *vote_name(rdt_vote v) {
 }
 
 /* The end of every rdt_info document: seeded, the signature (public_key
-** NULL: unsigned), the release status, the size; then the result. */
-static void finish_info(sqlite3_context *ctx, sqlite3_str *o, int is_private, int seeded, rdt_eps eps,
-                        const unsigned char *public_key, const char *note, size_t size) {
+** NULL: unsigned) and whether it verifies against the key the model
+** carries, the release status, the size and SHA-256 of the BLOB (what an
+** rdt_ledger records for the model it released); then the result. */
+static void finish_info(sqlite3_context *ctx, sqlite3_str *o, const rdt_model_handle *h, int is_private, int seeded,
+                        rdt_eps eps, const unsigned char *public_key, const char *note) {
   sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", seeded ? "true" : "false", public_key ? "true" : "false");
+  /* Checked, not assumed: a decoded model's checksum can be recomputed by
+  ** whoever edits it; only the signature ties its bytes to the key. Which
+  ** key that is, is for rdt_verify(model, the publisher's key) to say. */
+  sqlite3_str_appendf(o, "\"signature_valid\":%s,",
+                      !public_key ? "null" : rdt_model_verify(h->bytes, h->size, public_key) ? "true" : "false");
   if (public_key) {
     char pk[65];
     sodium_bin2hex(pk, sizeof pk, public_key, 32);
@@ -157,7 +170,11 @@ static void finish_info(sqlite3_context *ctx, sqlite3_str *o, int is_private, in
                            "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
   else
     sqlite3_str_appendall(o, "\"ok\"");
-  sqlite3_str_appendf(o, ",\"size_bytes\":%llu}", (unsigned long long)size);
+  unsigned char sha[crypto_hash_sha256_BYTES];
+  char sha_hex[2 * sizeof sha + 1];
+  crypto_hash_sha256(sha, h->bytes, h->size);
+  sodium_bin2hex(sha_hex, sizeof sha_hex, sha, sizeof sha);
+  sqlite3_str_appendf(o, ",\"size_bytes\":%llu,\"sha256\":\"%s\"}", (unsigned long long)h->size, sha_hex);
   int n = sqlite3_str_length(o);
   char *s = sqlite3_str_finish(o);
   if (!s) {
@@ -250,7 +267,7 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
-  finish_info(ctx, o, c->is_private, c->seeded, stated, m->is_signed ? m->public_key : NULL, m->note, h->size);
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, m->is_signed ? m->public_key : NULL, m->note);
 }
 
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -401,7 +418,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);
   sqlite3_str_appendf(o, ",\"structure_from_rows\":%s", rdt_config_structure_from_rows(c) ? "true" : "false");
-  finish_info(ctx, o, c->is_private, c->seeded, stated, f->is_signed ? f->public_key : NULL, f->note, h->size);
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, f->is_signed ? f->public_key : NULL, f->note);
 }
 
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

@@ -7,7 +7,8 @@
 **
 ** Contract:
 **   1. Post-processing of a released model: no training rows, no budget.
-**      p is exactly rdt_predict_proba's probability of the class, for every
+**      p is exactly the probability rdt_predict_proba computes for the
+**      class (its JSON prints it with 15 significant digits), for every
 **      model kind (forests and learner models), and class has the type of
 **      the model's classes.
 **   2. The arguments are the hidden columns model, x1, x2, ... in order;
@@ -160,9 +161,14 @@ static int proba_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
   if (rdt_score_is_regression(c->h))
     return filter_error(cur, sqlite3_mprintf("rdt_proba: a regression model has no class probabilities; use "
                                              "rdt_predict"));
-  if ((uint32_t)(argc - 1) != s->n_features)
-    return filter_error(cur, sqlite3_mprintf("rdt_proba: the model has %u features but %d feature arguments were "
-                                             "given", s->n_features, argc - 1));
+  if ((uint32_t)(argc - 1) != s->n_features) {
+    char *names = rdt_sql_feature_names(s);
+    char *m = names ? sqlite3_mprintf("rdt_proba: this model takes %u feature%s (%s) after the model, got %d",
+                                      s->n_features, s->n_features == 1 ? "" : "s", names, argc - 1)
+                    : NULL;
+    sqlite3_free(names);
+    return m ? filter_error(cur, m) : SQLITE_NOMEM;
+  }
   double *xs = malloc((s->n_features + rdt_score_scratch(c->h)) * sizeof *xs);
   c->proba = malloc(s->n_classes * sizeof *c->proba);
   if (!xs || !c->proba) {

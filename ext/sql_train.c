@@ -75,6 +75,10 @@ struct rdt_train_session {
   double *lx;                /* one cleaned row */
   char lledger[129];
   char llabel[RDT_MAX_NAME + 1];
+  /* The ledger charge (its outcome is recorded after the call) and its note. */
+  rdt_ledger_receipt receipt;
+  char note[RDT_NOTE_MAX + 1];
+  int depth_from_public; /* RDT#: the depth was chosen from the public rows */
   /* sqlite3_interrupt() and the progress handler while the structure is
   ** drawn, the noise added and the model encoded (sql_cancel.h). */
   rdt_sql_cancel cancel;
@@ -251,7 +255,18 @@ static const char *algorithm_note(const rdt_config *c) {
                                            : "rdt";
 }
 
-int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
+/* The "note" of options that parsed: read once more, here, so that the
+** core's structures need not carry it. */
+static int read_note(train_state *st, const char *json, size_t len, char *err, size_t en) {
+  char jerr[16];
+  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
+  int ok = root && rdt_options_note(root, st->note, sizeof st->note, err, en);
+  if (!root) snprintf(err, en, "out of memory");
+  rdt_json_free(root);
+  return ok;
+}
+
+static int configure_options(train_state *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
   rdt_schema *schema = &st->schema;
   rdt_config *config = &st->config;
   if (rdt_options_learner(json, len, &st->learner)) { /* a registered learner: its own options */
@@ -298,6 +313,10 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
     return 0;
   }
   return 1;
+}
+
+int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
+  return configure_options(st, db, json, len, err, en) && read_note(st, json, len, err, en);
 }
 
 void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
@@ -356,29 +375,107 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
   char tail[160];
   unit_note(u, tail, sizeof tail);
   if (st->learner) {
-    char lnote[200];
-    snprintf(lnote, sizeof lnote, "%s%s", st->learner->name, tail);
+    char lrequest[200];
+    snprintf(lrequest, sizeof lrequest, "%s%s", st->learner->name, tail);
     return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, rdt_unit_active(u) ? u->eps_total :
-                                                st->lcommon.eps, fn, lnote, err, en);
+                                                st->lcommon.eps, fn, lrequest, st->note, &st->receipt, err, en);
   }
   if (!config->ledger[0]) return 1;
-  /* The note states what is known before the rows: an automatic depth is
-  ** the largest the trees may keep. */
-  char note[400];
+  /* The request states what is known before the rows: an automatic depth
+  ** is the largest the trees may keep. What was trained is recorded after. */
+  char request[400];
   if (config->trees_auto)
-    snprintf(note, sizeof note, "%s, trees chosen from the structure (%u at most), depth %u", algorithm_note(config),
-             config->trees, config->depth);
+    snprintf(request, sizeof request, "%s, trees chosen from the structure (%u at most), depth %u",
+             algorithm_note(config), config->trees, config->depth);
   else if (config->auto_depth)
-    snprintf(note, sizeof note, "%s, %u trees, depth chosen from a noisy row count (%u at most)",
+    snprintf(request, sizeof request, "%s, %u trees, depth chosen from a noisy row count (%u at most)",
              algorithm_note(config), config->trees, config->depth);
   else if (config->algorithm == RDT_ALGO_SHARP && (!config->depth || !config->primary_trees))
-    snprintf(note, sizeof note, "%s, trees and depth chosen from the public rows", algorithm_note(config));
+    snprintf(request, sizeof request, "%s, trees and depth chosen from the public rows", algorithm_note(config));
   else
-    snprintf(note, sizeof note, "%s, %u trees, depth %u", algorithm_note(config), config->trees, config->depth);
-  size_t used = strlen(note);
-  snprintf(note + used, sizeof note - used, "%s", tail);
-  return rdt_ledger_charge(db, conn, config->ledger, rdt_unit_active(u) ? u->eps_total : config->eps, fn, note, err,
-                           en);
+    snprintf(request, sizeof request, "%s, %u trees, depth %u", algorithm_note(config), config->trees,
+             config->depth);
+  size_t used = strlen(request);
+  snprintf(request + used, sizeof request - used, "%s", tail);
+  return rdt_ledger_charge(db, conn, config->ledger, rdt_unit_active(u) ? u->eps_total : config->eps, fn, request,
+                           st->note, &st->receipt, err, en);
+}
+
+/* Appends one scalar member of a learner's rdt_info facts as JSON. */
+static void append_scalar(sqlite3_str *o, const rdt_json *v) {
+  sqlite3_str_appendchar(o, 1, ',');
+  rdt_sql_json_string(o, v->key, strlen(v->key));
+  sqlite3_str_appendchar(o, 1, ':');
+  switch (v->type) {
+    case RDT_JSON_STRING: rdt_sql_json_string(o, v->string, v->string_len); break;
+    case RDT_JSON_NUMBER:
+      if (v->is_integer) sqlite3_str_appendf(o, "%lld", v->integer);
+      else rdt_sql_json_double(o, v->number);
+      break;
+    case RDT_JSON_TRUE: sqlite3_str_appendall(o, "true"); break;
+    case RDT_JSON_FALSE: sqlite3_str_appendall(o, "false"); break;
+    default: sqlite3_str_appendall(o, "null"); break;
+  }
+}
+
+/* What the session actually trained, as a JSON object for the ledger, read
+** from the trained state after finish: the depth an automatic depth chose,
+** the trees a matrix forest chose, auto's pick, a tree's depth used. All of
+** it is in the released model (rdt_info), so the ledger tells no more. */
+static char *trained_json(const train_state *st) {
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  if (st->learner) {
+    sqlite3_str_appendall(o, "{\"algorithm\":");
+    rdt_sql_json_string(o, st->learner->name, strlen(st->learner->name));
+    /* The learner's own facts (learner.h, describe): its scalar members
+    ** but the long "mechanism" text. */
+    rdt_bytes d = {0};
+    rdt_bytes_text(&d, "{");
+    st->learner->describe(st->lstate, &d);
+    rdt_bytes_text(&d, "\"\":null}");
+    char jerr[16];
+    rdt_json *facts = d.oom ? NULL : rdt_json_parse((const char *)d.p, d.n, jerr, sizeof jerr);
+    for (size_t i = 0; facts && i < facts->n; i++) {
+      const rdt_json *v = facts->items[i];
+      if (v->key[0] && strcmp(v->key, "mechanism") != 0 && v->type != RDT_JSON_OBJECT && v->type != RDT_JSON_ARRAY)
+        append_scalar(o, v);
+    }
+    rdt_json_free(facts);
+    rdt_bytes_free(&d);
+  } else {
+    const rdt_forest *f = &st->forest;
+    const rdt_config *c = &f->config;
+    sqlite3_str_appendf(o, "{\"algorithm\":\"%s\"", c->algorithm == RDT_ALGO_DIPRIME ? "diprime"
+                                                      : f->sharp                        ? "rdt#"
+                                                                                        : "rdt");
+    if (f->matrix)
+      sqlite3_str_appendf(o, ",\"noise\":\"matrix\",\"strategy\":\"%s\"", rdt_strategy_name(f->matrix->strategy));
+    sqlite3_str_appendf(o, ",\"trees\":%u,\"depth\":%u,\"depth_from\":\"%s\"", c->trees, c->depth,
+                        c->auto_depth ? "noisy row count" : st->depth_from_public ? "public rows" : "options");
+    if (f->sharp) sqlite3_str_appendf(o, ",\"primary_trees\":%u", c->primary_trees);
+    if (f->tree_kept) sqlite3_str_appendf(o, ",\"voting_trees\":%u", f->n_kept);
+    if (c->task == RDT_TASK_REGRESSION) sqlite3_str_appendall(o, ",\"task\":\"regression\"");
+  }
+  sqlite3_str_appendchar(o, 1, '}');
+  if (sqlite3_str_errcode(o)) {
+    sqlite3_free(sqlite3_str_finish(o));
+    return NULL;
+  }
+  return sqlite3_str_finish(o);
+}
+
+int rdt_train_record(rdt_train_session *st, const unsigned char *blob, size_t size, char *err,
+                     size_t en) {
+  if (!st->receipt.id) return 1;
+  char *trained = blob ? trained_json(st) : NULL;
+  if (blob && !trained) {
+    snprintf(err, en, "out of memory while describing the model for the ledger");
+    rdt_ledger_record(&st->receipt, 0, NULL, 0, NULL, err, 0); /* failed, then */
+    return 0;
+  }
+  int ok = rdt_ledger_record(&st->receipt, blob != NULL, blob, size, trained, err, en);
+  sqlite3_free(trained);
+  return ok;
 }
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
@@ -400,6 +497,7 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
     /* The public rows, before any private row is used. */
     if (!read_public_rows(db, st, &st->schema, config->public_query, err, en)) return 0;
     double n = (double)(config->public_n ? config->public_n : st->n_pub);
+    st->depth_from_public = config->depth == 0;
     if (config->depth == 0) config->depth = rdt_sharp_depth(&st->schema, config->bins, n);
     if (config->primary_trees == 0) { /* no "trees": from public facts (sharp.h) */
       config->primary_trees =
@@ -527,6 +625,7 @@ int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
 
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
+  rdt_ledger_receipt_free(&st->receipt);
   rdt_sql_cancel_free(&st->cancel);
   if (st->learner) { /* the learner wipes its own state */
     if (st->lstate) st->learner->free(st->lstate);
@@ -650,7 +749,7 @@ static void agg_error(sqlite3_context *ctx, train_agg *a, const char *msg) {
 }
 
 static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value **argv) {
-  char err[512];
+  char err[640];
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   if (argc < 2) {
     agg_error(ctx, a, "expected rdt_train(options, label, x1, ..., xk)");
@@ -673,10 +772,13 @@ static int agg_start(sqlite3_context *ctx, train_agg *a, int argc, sqlite3_value
     agg_error(ctx, a, err);
     return 0;
   }
-  if ((uint32_t)(argc - 2) != rdt_train_schema(a->session)->n_features) {
+  const rdt_schema *schema = rdt_train_schema(a->session);
+  if ((uint32_t)(argc - 2) != schema->n_features) {
+    char *names = rdt_sql_feature_names(schema);
     snprintf(err, sizeof err,
-             "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
-             rdt_train_schema(a->session)->n_features, argc - 2);
+             "expected %u feature arguments (%s: one per entry of \"features\", in order) after the options and "
+             "the label, got %d", schema->n_features, names ? names : "...", argc - 2);
+    sqlite3_free(names);
     agg_error(ctx, a, err);
     return 0;
   }

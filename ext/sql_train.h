@@ -12,6 +12,7 @@
 **      (the data-independent rules of sql/reference.md).
 **   5. finish: the noise is added (failing closed: no noise, no model), the
 **      model encoded, and every private intermediate wiped.
+**   6. record: after a charge, its outcome goes into the ledger.
 ** Steps 3 and 5 can run for seconds in C; sqlite3_interrupt() and the
 ** progress handler reach them (sql_cancel.h), and a stopped step fails
 ** like any other: nothing is released.
@@ -38,7 +39,7 @@ const char *rdt_train_ledger(const rdt_train_session *s);
 /* After step 1: what the row rules depend on, for rdt_check (sql_check.c),
 ** which applies them without training. */
 typedef struct rdt_train_facts {
-  const char *algorithm;          /* as the ledger note names it, or the learner's name */
+  const char *algorithm;          /* as the ledger's request names it, or the learner's name */
   int is_private, seeded;
   int regression;                 /* the label is a target in [target_min, target_max] */
   double target_min, target_max;
@@ -62,6 +63,13 @@ int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
 /* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
 unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* After step 2 charged a ledger, whatever happened next: records the
+** outcome, "released" with the model's id, hash and what was trained (blob:
+** the model), or "failed" (blob NULL). A no-op without a charge. Returns 0
+** with a message when it cannot be recorded: the caller then releases
+** nothing (an audit log must not miss a release). */
+int rdt_train_record(rdt_train_session *s, const unsigned char *blob, size_t size, char *err,
+                     size_t en);
 /* After a failed step 3 or 5: whether sqlite3_interrupt() or the progress
 ** handler stopped it (sql_cancel.h); then ctx gets SQLITE_INTERRUPT
 ** ("interrupted") and 1 is returned, nothing having been released. */

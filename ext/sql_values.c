@@ -1,7 +1,24 @@
 /*
 ** sql_values.c - SQL values -> core inputs, by fixed data-independent rules
-** (sql/reference.md, "Rules for row values"). Nothing here can fail: a row
-** that breaks a rule is clamped, routed or bucketed, never reported.
+** (sql/reference.md, "Rules for row values"), and the shared pieces of every
+** function's output (errors, JSON).
+**
+** Contract:
+**   1. Nothing here can fail on a row value: a value that breaks a rule is
+**      clamped, routed or bucketed, never reported.
+**   2. A numeric feature reads INTEGER and REAL as they are and TEXT through
+**      SQLite's own numeric affinity (sqlite3_value_numeric_type: what a
+**      NUMERIC column would store, surrounding spaces allowed); anything
+**      else is missing.
+**   3. Categories and labels match by one rule, rdt_sql_match, used by
+**      training, prediction and diagnostics alike (examples/rdt_reader.py
+**      implements the same rule): TEXT spelled exactly as a listed value is
+**      that value; any other value that is a finite number (INTEGER, REAL,
+**      or TEXT such as '1.0', ' 1 ', '1e0' in the grammar of rule 2)
+**      matches by its number, written canonically (decimal digits for an
+**      integral value, 17 significant digits otherwise); the rest (NULL,
+**      BLOB, other TEXT, ±Inf) matches nothing. The text part is the
+**      core's (schema.h) and leaves the value unconverted.
 */
 #include <math.h>
 #include <stdio.h>
@@ -20,56 +37,59 @@ int rdt_sql_number(sqlite3_value *v, double *x) {
   return *x == *x;
 }
 
+long rdt_sql_match(const rdt_value *values, const rdt_value_index *ix, sqlite3_value *v, rdt_match *how) {
+  char buf[40];
+  size_t len;
+  long code;
+  int by_value = 0;
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      len = rdt_int_text(sqlite3_value_int64(v), buf);
+      code = rdt_value_index_find(ix, values, buf, len);
+      break;
+    case SQLITE_FLOAT:
+      len = rdt_real_text(sqlite3_value_double(v), buf, sizeof buf);
+      code = len ? rdt_value_index_find(ix, values, buf, len) : -1;
+      break;
+    case SQLITE_TEXT: {
+      /* The core's rule (schema.h) on the text as stored: the value is not
+      ** converted in place, so whoever reads it next sees it as it came. */
+      const char *text = (const char *)sqlite3_value_text(v);
+      if (!text) { /* out of memory: as NULL, never an error */
+        if (how) *how = RDT_MATCH_MISSING;
+        return -1;
+      }
+      code = rdt_value_match_text(ix, values, text, (size_t)sqlite3_value_bytes(v), &by_value);
+      break;
+    }
+    default: /* NULL, BLOB */
+      if (how) *how = RDT_MATCH_MISSING;
+      return -1;
+  }
+  if (how) *how = code < 0 ? RDT_MATCH_UNKNOWN : by_value ? RDT_MATCH_BY_VALUE : RDT_MATCH_AS_IS;
+  return code;
+}
+
 double rdt_sql_feature(const rdt_feature *ft, sqlite3_value *v) {
   if (ft->type == RDT_FEATURE_NUMERIC) {
     double x;
     return rdt_sql_number(v, &x) ? rdt_numeric_clean(ft, x, 0) : rdt_numeric_clean(ft, 0, 1);
   }
-  char buf[32];
-  const char *text = NULL;
-  size_t len = 0;
-  switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER:
-      len = rdt_int_text(sqlite3_value_int64(v), buf);
-      text = buf;
-      break;
-    case SQLITE_FLOAT: {
-      double d = sqlite3_value_double(v);
-      if (d == floor(d) && fabs(d) < 9e15) len = rdt_int_text((long long)d, buf);
-      else len = (size_t)snprintf(buf, sizeof buf, "%.17g", d);
-      text = buf;
-      break;
-    }
-    case SQLITE_TEXT:
-      text = (const char *)sqlite3_value_text(v);
-      len = (size_t)sqlite3_value_bytes(v);
-      break;
-    default: /* NULL, BLOB: the `other` bucket */
-      return (double)ft->n_values;
-  }
-  if (!text) return (double)ft->n_values;
-  long code = rdt_value_index_find(&ft->index, ft->values, text, len);
-  return code < 0 ? (double)ft->n_values : (double)code;
+  long code = rdt_sql_match(ft->values, &ft->index, v, NULL);
+  return code < 0 ? (double)ft->n_values : (double)code; /* code n_values: the `other` bucket */
 }
 
 long rdt_sql_class(const rdt_schema *s, sqlite3_value *v) {
   if (sqlite3_value_type(v) == SQLITE_INTEGER && s->n_classes <= 16) {
     /* Fast path for the usual few integer classes: compare integers, which
-    ** is what the canonical-text rule below amounts to for them. */
+    ** is what the canonical-text rule amounts to for them. */
     long long x = sqlite3_value_int64(v);
     for (uint32_t c = 0; c < s->n_classes; c++)
       if (s->classes[c].type == RDT_VALUE_INTEGER && s->classes[c].integer == x) return (long)c;
     /* An integer can still match a TEXT class such as "7": fall through. */
   }
-  /* A label follows the categorical rule; its `other` bucket means "drop". */
-  rdt_feature as_feature;
-  memset(&as_feature, 0, sizeof as_feature);
-  as_feature.type = RDT_FEATURE_CATEGORICAL;
-  as_feature.n_values = s->n_classes;
-  as_feature.values = s->classes;
-  as_feature.index = s->class_index;
-  double code = rdt_sql_feature(&as_feature, v);
-  return code >= s->n_classes ? -1 : (long)code;
+  /* A label follows the categorical rule; no match means "drop the row". */
+  return rdt_sql_match(s->classes, &s->class_index, v, NULL);
 }
 
 void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
@@ -103,12 +123,32 @@ void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg) {
   sqlite3_free(m);
 }
 
+char *rdt_sql_feature_names(const rdt_schema *s) {
+  /* Long lists are cut: an error message names enough to spot the shift. */
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  for (uint32_t j = 0; j < s->n_features; j++) {
+    if (j && sqlite3_str_length(o) > 300) {
+      sqlite3_str_appendf(o, ", ... and %u more", s->n_features - j);
+      break;
+    }
+    sqlite3_str_appendf(o, "%s%.100s", j ? ", " : "", s->features[j].name);
+  }
+  if (sqlite3_str_errcode(o)) {
+    sqlite3_free(sqlite3_str_finish(o));
+    return NULL;
+  }
+  char *out = sqlite3_str_finish(o);
+  return out ? out : sqlite3_mprintf(""); /* no features: an empty list */
+}
+
 void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
   if (cls->type == RDT_VALUE_INTEGER) sqlite3_result_int64(ctx, cls->integer);
   else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
 }
 
-void rdt_sql_json_double(sqlite3_str *out, double x) {
+/* x with the fewest digits, from lo to hi, that read back as x (hi: x
+** rounded to hi digits); ".0" kept on integral values. */
+static void json_number(sqlite3_str *out, double x, int lo, int hi) {
   /* libc's conversions are correctly rounded; SQLite's own %g may round
   ** through long double, which is not always wider than double. */
   char buf[48];
@@ -116,7 +156,7 @@ void rdt_sql_json_double(sqlite3_str *out, double x) {
     sqlite3_str_appendall(out, "null");
     return;
   }
-  for (int digits = 15; digits <= 17; digits++) {
+  for (int digits = lo; digits <= hi; digits++) {
     snprintf(buf, sizeof buf, "%.*g", digits, x);
     if (strtod(buf, NULL) == x) break;
   }
@@ -128,6 +168,14 @@ void rdt_sql_json_double(sqlite3_str *out, double x) {
   sqlite3_str_appendall(out, buf);
   if (!has_point) sqlite3_str_appendall(out, ".0");
 }
+
+void rdt_sql_json_double(sqlite3_str *out, double x) { json_number(out, x, 15, 17); }
+
+/* DBL_DIG = 15 digits: what a double holds of any decimal, so the noise of
+** floating-point arithmetic beyond them (0.1 + 0.2 = 0.30000000000000004)
+** is not printed; a probability read back is within 1e-15 of the computed
+** one, far below the noise of any private model. */
+void rdt_sql_json_probability(sqlite3_str *out, double p) { json_number(out, p, 15, 15); }
 
 void rdt_sql_json_string(sqlite3_str *out, const char *s, size_t n) {
   sqlite3_str_appendchar(out, 1, '"');

@@ -72,9 +72,9 @@ expect "... and the ledger never goes below zero" "5|0.25" \
 
 # DP batch prediction spends its epsilon from the same ledger.
 q "CREATE TABLE exact AS SELECT rdt_train('{\"epsilon\": null, \"trees\": 4, \"depth\": 3, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}', y, x) AS m FROM t" >/dev/null
-expect "rdt_predict_batch charges its epsilon with a note naming the batch" "rdt_predict_batch|0.125|0.125|batch prediction of 100 queries" \
+expect "rdt_predict_batch charges its epsilon, its request naming the batch" "rdt_predict_batch|0.125|0.125|batch prediction of 100 queries" \
   "$(q "SELECT json_extract(rdt_predict_batch(m, '{\"epsilon\": 0.125, \"ledger\": \"budget\"}', t.rowid, x), '\$.epsilon') FROM t, exact" >/dev/null;
-     q "SELECT function || '|' || epsilon || '|' || remaining || '|' || note FROM budget WHERE kind = 'charge' ORDER BY rowid DESC LIMIT 1")"
+     q "SELECT function || '|' || epsilon || '|' || remaining || '|' || request FROM budget WHERE kind = 'charge' ORDER BY rowid DESC LIMIT 1")"
 expect "... and is refused over budget, charging nothing" "1|6" \
   "$(q "SELECT rdt_predict_batch(m, '{\"epsilon\": 0.25, \"ledger\": \"budget\"}', t.rowid, x) FROM t, exact" | grep -c 'over budget')|$(q "SELECT count(*) FROM budget WHERE kind = 'charge'")"
 

@@ -97,6 +97,7 @@ done
 
 suite "rdt_export / rdt_import and the stand-alone Python reader" bash tests/reader_test.sh
 suite "the privacy-budget ledger (two processes, ROLLBACK, overspending)" bash tests/ledger_test.sh
+suite "the ledger as an audit log (outcomes, notes, backups, signature_valid)" bash tests/ledger_log_test.sh
 suite "embedding and installation" bash tests/install_test.sh
 
 echo "# the walk-throughs run to the end"

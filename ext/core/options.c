@@ -349,7 +349,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
                                      "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees",
                                      "threads", "label", "public_tables", "privacy_unit", "max_rows_per_unit",
-                                     "bounds_share", NULL};
+                                     "bounds_share", "note", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
   static const char *const sharp_only[] = {"public_query", "public_tables", "secondary_trees", "cells", NULL};
@@ -549,6 +549,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"seed\" must be an integer or a string");
   /* A chosen seed fixes the noise: the result is then a deterministic
   ** function of the rows, so it cannot be charged as a private release. */
+  if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
   if (c->seeded && c->ledger[0])
     return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
                         "knows the seed, so it is not a private release (seeds are for tests)");
@@ -590,6 +591,20 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
   return ok;
 }
 
+int rdt_options_note(const rdt_json *root, char *out, size_t size, char *err, size_t n) {
+  const rdt_json *j = rdt_json_get(root, "note");
+  if (out && size) out[0] = 0;
+  if (!j) return 1;
+  /* The JSON reader refuses a NUL in a string, so the note is a C string. */
+  if (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_NOTE_MAX)
+    return fail(err, n, "\"note\" must be a string of 1 to %d bytes: it is recorded with the ledger charge",
+                RDT_NOTE_MAX);
+  if (!rdt_json_get(root, "ledger"))
+    return fail(err, n, "\"note\" is recorded with a ledger charge: it needs \"ledger\"");
+  if (out && size > j->string_len) memcpy(out, j->string, j->string_len + 1);
+  return 1;
+}
+
 /* ---- options of a registered learner (learner.h) ------------------------- */
 
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
@@ -605,7 +620,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
                          char *ledger, size_t ledger_size, char *label, char *err, size_t n) {
   static const char *const common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
                                        "label", "task", "target", "threads", "privacy_unit",
-                                       "max_rows_per_unit", "bounds_share", NULL};
+                                       "max_rows_per_unit", "bounds_share", "note", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   for (size_t i = 0; i < root->n; i++) {
     const char *k = root->items[i]->key;
@@ -652,6 +667,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
   j = rdt_json_get(root, "seed");
   c->seeded = j != NULL;
   if (j && !rdt_options_seed_key(j, "seed", c->seed_key)) return fail(err, n, "\"seed\" must be an integer or a string");
+  if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
   if (c->seeded && ledger[0])
     return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
                         "knows the seed, so it is not a private release (seeds are for tests)");

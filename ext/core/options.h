@@ -38,6 +38,14 @@ int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l
                               rdt_schema *schema, rdt_learn_common *common, char *ledger, size_t ledger_size,
                               char *label, char *err, size_t err_size);
 
+/* "note": the caller's text, recorded with a ledger charge (public, like
+** every option). Checks root's "note" (absent, or a string of 1 to
+** RDT_NOTE_MAX bytes, given with "ledger") and copies it into
+** out (size > RDT_NOTE_MAX; out may be NULL to check only; "" when absent).
+** Returns 0 with a message. */
+#define RDT_NOTE_MAX 1024
+int rdt_options_note(const rdt_json *root, char *out, size_t size, char *err, size_t n);
+
 /* Names compare as SQL names do: ASCII letters without regard to case. */
 int rdt_name_equal(const char *a, const char *b);
 

@@ -1,6 +1,9 @@
 /* schema.c - public domain of a model and fast value lookup. */
 #include "schema.h"
 
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,89 @@ long rdt_value_index_find(const rdt_value_index *ix, const rdt_value *values, co
     h = (h + 1) & ix->mask;
   }
   return -1;
+}
+
+static int is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* SQLite's sqlite3Isspace */
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int rdt_text_number(const char *s, size_t n, long long *i, double *d) {
+  /* The grammar first, by hand: strtod would also take hex, "inf", "nan"
+  ** and the locale's decimal point, none of which SQLite reads. */
+  size_t a = 0, e = n;
+  while (a < e && is_space(s[a])) a++;
+  while (e > a && is_space(s[e - 1])) e--;
+  size_t p = a, digits = 0;
+  int integral = 1;
+  if (p < e && (s[p] == '+' || s[p] == '-')) p++;
+  while (p < e && is_digit(s[p])) p++, digits++;
+  if (p < e && s[p] == '.') {
+    integral = 0;
+    for (p++; p < e && is_digit(s[p]); p++) digits++;
+  }
+  if (!digits) return 0;
+  if (p < e && (s[p] == 'e' || s[p] == 'E')) {
+    integral = 0;
+    p++;
+    if (p < e && (s[p] == '+' || s[p] == '-')) p++;
+    if (p == e || !is_digit(s[p])) return 0;
+    while (p < e && is_digit(s[p])) p++;
+  }
+  if (p != e) return 0;
+  /* Then the value, from a NUL-terminated copy in C's notation. */
+  char stack[401], *buf = e - a < sizeof stack ? stack : malloc(e - a + 1);
+  if (!buf) return 0;
+  memcpy(buf, s + a, e - a);
+  buf[e - a] = 0;
+  int kind = 2;
+  char *end;
+  if (integral) {
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno == 0 && *end == 0) {
+      *i = v;
+      kind = 1;
+    }
+  }
+  if (kind == 2) {
+    /* strtod reads the locale's decimal point: an application may have set
+    ** a comma (as json.c, translate). */
+    const char *dp = localeconv()->decimal_point;
+    if (dp && dp[0] && dp[0] != '.' && !dp[1])
+      for (char *q = buf; *q; q++)
+        if (*q == '.') *q = dp[0];
+    *d = strtod(buf, NULL);
+  }
+  if (buf != stack) free(buf);
+  return kind;
+}
+
+size_t rdt_real_text(double d, char *buf, size_t n) {
+  if (!isfinite(d)) return 0;
+  /* Integral values below 9e15 are exact in a double and print as integers;
+  ** -0.0 is 0. */
+  if (d == floor(d) && fabs(d) < 9e15) return rdt_int_text((long long)d, buf);
+  int k = snprintf(buf, n, "%.17g", d);
+  for (char *q = buf; *q; q++)
+    if (*q == ',') *q = '.'; /* a locale's decimal comma: the text is always C's */
+  return k > 0 && (size_t)k < n ? (size_t)k : 0;
+}
+
+long rdt_value_match_text(const rdt_value_index *ix, const rdt_value *values, const char *text, size_t len,
+                          int *by_value) {
+  *by_value = 0;
+  long code = rdt_value_index_find(ix, values, text, len);
+  if (code >= 0) return code;
+  long long i;
+  double d;
+  char buf[40];
+  size_t k;
+  switch (rdt_text_number(text, len, &i, &d)) {
+    case 1: k = rdt_int_text(i, buf); break;
+    case 2: k = rdt_real_text(d, buf, sizeof buf); break;
+    default: return -1;
+  }
+  *by_value = 1;
+  return k ? rdt_value_index_find(ix, values, buf, k) : -1;
 }
 
 int rdt_schema_build_indexes(rdt_schema *s, long *what, uint32_t *dup) {

@@ -69,6 +69,26 @@ void rdt_value_index_free(rdt_value_index *ix);
 long rdt_value_index_find(const rdt_value_index *ix, const rdt_value *values, const char *text,
                           size_t len);
 
+/* The categorical rule for text and numbers (sql/reference.md, "Rules for
+** row values"); the SQL binding dispatches a value to one of these by type.
+**
+** The number a text spells under the grammar of SQLite's numeric affinity
+** (what a NUMERIC column converts): optional spaces, a sign, digits with an
+** optional decimal point (or a point and digits), an optional exponent,
+** optional spaces. Returns 1 with *i for an integer that fits 64 bits (no
+** point, no exponent), 2 with *d for any other number (correctly rounded,
+** possibly infinite), 0 for text that is not a number. Nothing is allocated
+** for texts up to 400 bytes; 0 also when memory runs out beyond that. */
+int rdt_text_number(const char *s, size_t n, long long *i, double *d);
+/* The canonical text of a number into buf (>= 32 bytes): decimal digits when
+** it is integral and below 9e15 in magnitude, else 17 significant digits in
+** C's notation; 0 when it is not finite (no category is infinite). */
+size_t rdt_real_text(double d, char *buf, size_t n);
+/* Index of text among values: spelled as a listed value's canonical text,
+** else by the number it spells (*by_value set to 1); -1 if neither. */
+long rdt_value_match_text(const rdt_value_index *ix, const rdt_value *values, const char *text, size_t len,
+                          int *by_value);
+
 /* Build all indexes of a schema (after values are filled). Same returns as
 ** rdt_value_index_build; on -1, *what is the feature index or -1 for classes. */
 int rdt_schema_build_indexes(rdt_schema *s, long *what, uint32_t *dup);
