@@ -120,3 +120,17 @@ int64_t rdt_learn_add_sat(int64_t a, int64_t b) {
   if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
   return a + b;
 }
+
+uint32_t rdt_learn_nearest_divisor(uint32_t fine, double want) {
+  uint32_t best = fine;
+  double best_gap = INFINITY, w = want > 1 ? want : 1;
+  for (uint32_t b = 2; b <= fine; b++) {
+    if (fine % b) continue;
+    double gap = fabs(log((double)b / w));
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = b;
+    }
+  }
+  return best;
+}

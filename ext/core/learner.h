@@ -112,6 +112,9 @@ void rdt_learn_frequencies(const int64_t *counts, uint32_t n, double pseudo, dou
 /* A noisy mean in [0, 1] from a noisy count n and a noisy sum of values in
 ** [0, 1]: (sum + pseudo / 2) / (max(n, 0) + pseudo), 0.5 when undefined. */
 double rdt_learn_noisy_mean(double n, double sum, double pseudo);
+/* "auto" bins (naive_bayes.c, boost.c): the divisor of `fine` >= 2 nearest
+** to `want` in ratio (want below 1 counts as 1); ties to the smaller. */
+uint32_t rdt_learn_nearest_divisor(uint32_t fine, double want);
 /* a + b, saturating at the int64 bounds (noise added to a counter). */
 int64_t rdt_learn_add_sat(int64_t a, int64_t b);
 

@@ -418,17 +418,7 @@ static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t
 static void choose_bins(boost_state *s, double n_hat) {
   double eps = s->is_private ? rdt_eps_to_double(s->eps) : 1;
   double want = sqrt(n_hat * eps / ((double)s->nk * (s->nf ? s->nf : 1)));
-  if (want < 10) want = 10;
-  uint32_t best = s->fine;
-  double best_gap = INFINITY;
-  for (uint32_t b = 2; b <= s->fine; b++) {
-    if (s->fine % b) continue;
-    double gap = fabs(log((double)b / (want > 1 ? want : 1)));
-    if (gap < best_gap) {
-      best_gap = gap;
-      best = b;
-    }
-  }
+  uint32_t best = rdt_learn_nearest_divisor(s->fine, want < 10 ? 10 : want);
   s->bins = best;
   uint32_t total = 0;
   for (uint32_t f = 0; f < s->nf; f++) {

@@ -265,18 +265,7 @@ static uint32_t nb_auto_bins(const nb_state *st) {
   double n = 0;
   for (uint32_t k = 0; k < st->n_classes; k++) n += st->counts[k] > 0 ? (double)st->counts[k] : 0;
   double eps = st->is_private ? rdt_eps_to_double(st->eps_class) + rdt_eps_to_double(st->eps_tables) : 1;
-  double want = sqrt(n * eps / st->n_classes);
-  uint32_t best = st->fine;
-  double best_gap = INFINITY;
-  for (uint32_t b = 2; b <= st->fine; b++) {
-    if (st->fine % b) continue;
-    double gap = fabs(log((double)b / (want > 1 ? want : 1)));
-    if (gap < best_gap) {
-      best_gap = gap;
-      best = b;
-    }
-  }
-  return best;
+  return rdt_learn_nearest_divisor(st->fine, sqrt(n * eps / st->n_classes));
 }
 
 /* Contract 1: every numeric table from the fine resolution to `bins` (a
