@@ -543,10 +543,9 @@ static void test_pt_auto_depth(const rdt_schema *s, const double *x, const uint3
         "private_tree auto depth: 3000 rows of 3 classes at eps 1 -> depth 6 (bins 32 by default)");
   rdt_bytes_free(&d);
   /* header: version, bins, depth 0 (auto), used depth, private, per-level num, leaf num */
-  uint32_t depth = 1, used = 0;
+  uint32_t depth = 0, used = 0;
   uint64_t lev = 0, leaf = 0;
   for (int i = 0; ok && i < 4; i++) {
-    depth = i ? depth : 0;
     depth |= (uint32_t)e.p[8 + i] << (8 * i);
     used |= (uint32_t)e.p[12 + i] << (8 * i);
   }

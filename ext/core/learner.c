@@ -134,3 +134,9 @@ uint32_t rdt_learn_nearest_divisor(uint32_t fine, double want) {
   }
   return best;
 }
+
+int rdt_learn_has_numeric(const rdt_schema *s) {
+  for (uint32_t f = 0; f < s->n_features; f++)
+    if (s->features[f].type == RDT_FEATURE_NUMERIC) return 1;
+  return 0;
+}

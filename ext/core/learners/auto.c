@@ -251,7 +251,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
   int pick = -1;
   double boost_above = a->K <= 2 ? AUTO_BOOST_SNR_BINARY : AUTO_BOOST_SNR;
   /* the private tree's own depth rule (private_tree.c 3b) on n^: rows for 2^D leaves */
-  double tree_leaves = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / (8.0 * a->K);
+  double tree_leaves = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / (RDT_LEARN_TREE_LEAF_ROWS * a->K);
   if (a->cst[CAND_BOOST] && (a->n_classes == 0 || a->snr >= boost_above)) pick = CAND_BOOST;
   else if (a->cst[CAND_PRIVATE_TREE] && (a->K <= 2 || tree_leaves >= AUTO_TREE_LEAVES)) pick = CAND_PRIVATE_TREE;
   else if (a->cst[CAND_NAIVE_BAYES]) pick = CAND_NAIVE_BAYES;

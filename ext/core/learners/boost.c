@@ -253,9 +253,7 @@ static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_l
     }
     bins = (uint32_t)j->integer;
   }
-  int numeric = 0;
-  for (uint32_t f = 0; f < sc->n_features; f++) numeric |= sc->features[f].type == RDT_FEATURE_NUMERIC;
-  uint32_t fine = !bins && numeric ? AUTO_FINE : 0;
+  uint32_t fine = !bins && rdt_learn_has_numeric(sc) ? AUTO_FINE : 0;
   /* the finest of 120, 60, 30, 15 whose scores fit MAX_CELLS: from the schema alone */
   while (fine > 15 && cells_at(sc, c, fine) > MAX_CELLS) fine /= 2;
   if (!bins) bins = fine ? fine : 10;

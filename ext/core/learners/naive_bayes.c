@@ -184,9 +184,7 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     }
     bins = (uint32_t)b->integer;
   }
-  int numeric = 0;
-  for (uint32_t f = 0; f < s->n_features; f++) numeric |= s->features[f].type == RDT_FEATURE_NUMERIC;
-  int is_auto = !bins && numeric;
+  int is_auto = !bins && rdt_learn_has_numeric(s);
   if (!bins) bins = RDT_NB_DEFAULT_BINS; /* no numeric feature: nothing to choose, version 1 */
   if (is_auto) { /* the finest resolution whose tables fit: from the schema alone */
     bins = NB_AUTO_FINE;

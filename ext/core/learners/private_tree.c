@@ -101,7 +101,6 @@
 #define PT_VERSION 1u
 
 #define PT_COUNT_SHARE 20 /* "depth": "auto": eps / 20 for the noisy row count */
-#define PT_LEAF_ROWS 8.0  /* ... and 8 K / eps rows expected per leaf */
 
 typedef struct pt_state {
   uint32_t n_classes, n_features, bins, depth, depth_eff; /* depth 0: "auto" */
@@ -213,24 +212,23 @@ static void pt_auto_shares(rdt_eps eps, rdt_eps *count, rdt_eps *rest) {
 
 /* Contract 3b: the depth for a (noisy) row count. */
 static uint32_t pt_auto_depth(double n_hat, double eps, uint32_t n_classes) {
-  double leaves = n_hat * eps / (PT_LEAF_ROWS * n_classes);
+  double leaves = n_hat * eps / (RDT_LEARN_TREE_LEAF_ROWS * n_classes);
   uint32_t D = 1;
   while (D < RDT_PT_MAX_DEPTH && leaves >= (double)(2u << D)) D++; /* 2^(D+1) <= leaves: one more level */
   return D;
 }
 
-static int pt_int_option(const rdt_json *opts, const char *key, uint32_t lo, uint32_t hi, uint32_t *out, char *err,
-                         size_t en) {
+/* An integer option in lo..hi, or (when auto_ok) "auto", read as 0. */
+static int pt_int_option(const rdt_json *opts, const char *key, uint32_t lo, uint32_t hi, int auto_ok, uint32_t *out,
+                         char *err, size_t en) {
   const rdt_json *v = opts ? rdt_json_get(opts, key) : NULL;
   if (!v) return 1;
-  if (strcmp(key, "depth") == 0 && v->type == RDT_JSON_STRING && strcmp(v->string, "auto") == 0) {
+  if (auto_ok && v->type == RDT_JSON_STRING && strcmp(v->string, "auto") == 0) {
     *out = 0;
     return 1;
   }
   if (v->type != RDT_JSON_NUMBER || !v->is_integer || v->integer < lo || v->integer > hi) {
-    if (en)
-      snprintf(err, en, "option \"%s\" must be %san integer from %u to %u", key,
-               strcmp(key, "depth") == 0 ? "\"auto\" or " : "", lo, hi);
+    if (en) snprintf(err, en, "option \"%s\" must be %san integer from %u to %u", key, auto_ok ? "\"auto\" or " : "", lo, hi);
     return 0;
   }
   *out = (uint32_t)v->integer;
@@ -248,8 +246,8 @@ static void *pt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     return NULL;
   }
   uint32_t bins = RDT_PT_DEFAULT_BINS, depth = 0; /* 0: "auto" */
-  if (!pt_int_option(opts, "bins", 2, RDT_PT_MAX_BINS, &bins, err, en) ||
-      !pt_int_option(opts, "depth", 1, RDT_PT_MAX_DEPTH, &depth, err, en))
+  if (!pt_int_option(opts, "bins", 2, RDT_PT_MAX_BINS, 0, &bins, err, en) ||
+      !pt_int_option(opts, "depth", 1, RDT_PT_MAX_DEPTH, 1, &depth, err, en))
     return NULL;
   /* "auto": the counters are checked for the deepest tree it may choose */
   pt_state *st = pt_alloc(s, bins, depth ? depth : RDT_PT_MAX_DEPTH, c->is_private != 0, err, en);
