@@ -101,16 +101,28 @@ def split(db, seed, regression):
         db.execute(f"CREATE TABLE {table} AS SELECT data.* FROM data JOIN part USING (rid) WHERE part.test = {t}")
 
 
-def score(db, features, options, regression):
-    """Train on `train` with rdt_train, return the test accuracy (or MSE)."""
+def score(db, features, options, regression, chosen=None):
+    """Train on `train` with rdt_train, return the test accuracy (or MSE); append to `chosen` the
+    learner the model holds (rdt_info's "chosen", e.g. auto's pick)."""
     args = ", ".join(quote(f) for f in features)
     (model,) = db.execute(f"SELECT rdt_train(?, y, {args}) FROM train", (json.dumps(options),)).fetchone()
+    if chosen is not None:
+        (pick,) = db.execute("SELECT json_extract(rdt_info(?), '$.chosen')", (model,)).fetchone()
+        chosen.append(pick or options["algorithm"])
     if regression:
         (mse,) = db.execute(f"SELECT avg((rdt_predict(?, {args}) - y) * (rdt_predict(?, {args}) - y)) FROM test",
                             (model, model)).fetchone()
         return mse
     (acc,) = db.execute(f"SELECT avg(rdt_predict(?, {args}) IS y) FROM test", (model,)).fetchone()
     return acc
+
+
+def held(picks):
+    """'boost 3, private_tree 2': the learners the runs' models hold, most frequent first."""
+    counts = {}
+    for p in picks:
+        counts[p] = counts.get(p, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def baseline(db, regression):
@@ -154,8 +166,8 @@ def main():
          f"splits, seeds 1..{args.runs}, bounds and categories from the whole file; mean ± sd over the runs. "
          "Classification: test accuracy; regression (target scaled to [0, 1]): test MSE.\n")
     emit(f"| data set (n, d, classes) | majority / mean | constant ε = {args.eps:g} | "
-         f"{args.algorithm} ε = {args.eps:g} | {args.algorithm} non-private | seconds |")
-    emit("|---|---|---|---|---|---|")
+         f"{args.algorithm} ε = {args.eps:g} | {args.algorithm} non-private | seconds | model (runs) |")
+    emit("|---|---|---|---|---|---|---|")
     for name in names:
         path = Path(args.data) / name / f"{name}.csv"
         db = sqlite3.connect(":memory:")
@@ -174,15 +186,16 @@ def main():
             db.execute("SELECT rdt_fit(?, 'SELECT * FROM data WHERE 0')", (json.dumps(dict(probe, label="y")),))
         except sqlite3.Error as e:
             if "does not do" in str(e) or "applies to" in str(e) or "regression model" in str(e):
-                emit(f"| {name} | – | – | (not for this task) | – | 0 |")
+                emit(f"| {name} | – | – | (not for this task) | – | 0 | – |")
                 db.close()
                 continue
         started = time.time()
+        picks = []
         for seed in range(1, args.runs + 1):
             split(db, seed, regression)
             res["base"].append(baseline(db, regression))
             o = dict(common, algorithm=args.algorithm, epsilon=args.eps, seed=seed, **extra)
-            res["dp"].append(score(db, features, o, regression))
+            res["dp"].append(score(db, features, o, regression, picks))
             if not args.no_reference:
                 c = dict(common, algorithm="constant", epsilon=args.eps, seed=seed)
                 res["const"].append(score(db, features, c, regression))
@@ -191,7 +204,7 @@ def main():
         k = "regression" if regression else len(classes)
         cell = {key: fmt(v, regression) if v else "–" for key, v in res.items()}
         emit(f"| {name} ({n}, {len(features)}, {k}) | {cell['base']} | {cell['const']} | **{cell['dp']}** | "
-             f"{cell['np']} | {secs:.0f} |")
+             f"{cell['np']} | {secs:.0f} | {held(picks)} |")
         db.close()
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")

@@ -25,7 +25,7 @@ q "CREATE TABLE t(x, y)" \
   "CREATE VIRTUAL TABLE IF NOT EXISTS budget USING rdt_ledger(epsilon_budget=20)" >/dev/null
 
 # ---- outcomes ------------------------------------------------------------------------------------
-q "CREATE TABLE models AS SELECT 'auto_depth' AS name, rdt_fit('{\"epsilon\": 1, \"ledger\": \"budget\", \"note\": \"cohort 2026, v1\", $feat}',
+q "CREATE TABLE models AS SELECT 'auto_depth' AS name, rdt_fit('{\"algorithm\": \"rdt\", \"epsilon\": 1, \"ledger\": \"budget\", \"note\": \"cohort 2026, v1\", $feat}',
      'SELECT x, y AS label FROM t') AS model" >/dev/null
 expect "a released model: outcome, the curator's note, the request before the rows" \
   "released|cohort 2026, v1|rdt, 10 trees, depth chosen from a noisy row count (14 at most)" "$(last "outcome, note, request")"
@@ -119,7 +119,7 @@ old=$tmp/old.db
   "CREATE TABLE rdt_charges(id INTEGER PRIMARY KEY, ledger TEXT NOT NULL, time TEXT NOT NULL, function TEXT NOT NULL, epsilon_num INTEGER NOT NULL, note TEXT)" \
   "INSERT INTO rdt_ledgers VALUES ('budget', 12884901888, '2026-01-01T00:00:00.000Z')" \
   "INSERT INTO rdt_charges VALUES (1, 'budget', '2026-01-02T00:00:00.000Z', 'rdt_fit', 4294967296, 'rdt, 10 trees, depth 8')"
-"$shell" "$old" ".load $ext" "SELECT length(rdt_fit('{\"epsilon\": 0.5, \"ledger\": \"budget\", $feat}', 'SELECT x, y AS label FROM t'))" >/dev/null 2>&1
+"$shell" "$old" ".load $ext" "SELECT length(rdt_fit('{\"algorithm\": \"rdt\", \"epsilon\": 0.5, \"ledger\": \"budget\", $feat}', 'SELECT x, y AS label FROM t'))" >/dev/null 2>&1
 expect "an old ledger file: its charge reads back (request, no outcome), a new one is recorded in full, the sums hold" \
   "1|rdt_fit|1.0||rdt, 10 trees, depth 8|1.0,2|rdt_fit|0.5|released|rdt, 10 trees, depth chosen from a noisy row count (14 at most)|1.5" \
   "$("$shell" "$old" ".load $ext" "SELECT group_concat(id || '|' || function || '|' || epsilon || '|' || ifnull(outcome, '') || '|' || request || '|' || spent, ',')

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "core/learner.h"
+#include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
+#include "core/learners/random_trees.h"
 #include "core/learners/private_tree.h"
 #include "core/options.h"
 
@@ -771,6 +773,73 @@ static void test_pt(const rdt_schema *s, const double *x, const uint32_t *cls, c
   l->free(all);
 }
 
+/* The forest learners (forest_learner.h): matrix_forest trains and predicts,
+** plans from its structure, refuses bad "trees", round-trips, and neither
+** forest learner decodes the other's payload. */
+static void test_forest_learners(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
+                                 const uint32_t *tcls) {
+  const rdt_learner *m = &rdt_learner_matrix_forest, *r = &rdt_learner_random_trees;
+  rdt_learn_common c = common(1, 1.0), np = common(0, 0);
+  c.seeded = np.seeded = 1;
+  rdt_rng_derive_key(c.seed_key, "forest-learners", strlen("forest-learners"), "test");
+  memcpy(np.seed_key, c.seed_key, sizeof np.seed_key);
+  char err[256] = "";
+  void *bad0 = start(m, "{\"trees\": 0}", s, &c, err, sizeof err);
+  check(!bad0 && strstr(err, "\"trees\" must be an integer from 1 to 128"), "matrix_forest: \"trees\": 0 is refused");
+  void *bad1 = start(m, "{\"trees\": 129}", s, &c, err, sizeof err);
+  check(!bad1 && strstr(err, "from 1 to 128"), "matrix_forest: \"trees\": 129 is refused");
+  void *mf = start(m, NULL, s, &c, err, sizeof err), *mn = start(m, "{\"trees\": 16}", s, &np, err, sizeof err);
+  void *rt = start(r, NULL, s, &c, err, sizeof err);
+  if (!mf || !mn || !rt) {
+    check(0, "forest learners: start");
+    m->free(mf), m->free(mn), r->free(rt);
+    return;
+  }
+  rdt_learn_plan pm, pn;
+  int planned = m->plan(mf, 1000, &pm) && m->plan(mn, 1000, &pn);
+  /* 3 features, depth 4: a path tests all 3; 4 bins x 4 bins x 3 listed values = 48 leaves per tree */
+  check(planned && pm.path_features == 3 && pm.cells == 48 && pm.noise_sd > 0 && pn.noise_sd == 0,
+        "matrix_forest: plans 48 cells per tree, 3 features per path, noise only when private");
+  check(r->plan == NULL, "random_trees: has no plan (auto never needs one)");
+  train(m, mf, x, cls, 0, NTRAIN);
+  train(m, mn, x, cls, 0, NTRAIN);
+  train(r, rt, x, cls, 0, NTRAIN);
+  rdt_rng noise;
+  seeded(&noise, "forest-learners-noise");
+  int ok = m->finish(mf, &noise) && m->finish(mn, &noise) && r->finish(rt, &noise);
+  rdt_rng_clear(&noise);
+  check(ok, "forest learners: finish releases");
+  double am = ok ? accuracy(m, mf, tx, tcls, NTEST) : 0, an = ok ? accuracy(m, mn, tx, tcls, NTEST) : 0;
+  check(ok && am > 0.8 && an > 0.8 && predictions_sane(m, mf, NC),
+        "matrix_forest: learns the informative features (accuracy above 0.8, private and not), sane probabilities");
+  rdt_bytes bm, br, again;
+  memset(&again, 0, sizeof again);
+  int enc = ok && encode(m, mf, &bm) && encode(r, rt, &br);
+  void *back = enc ? decode(m, bm.p, bm.n, s, &c) : NULL;
+  int same = back && encode(m, back, &again) && again.n == bm.n && memcmp(again.p, bm.p, bm.n) == 0 &&
+             accuracy(m, back, tx, tcls, NTEST) == am;
+  check(same, "matrix_forest: decode(encode) re-encodes byte-identical and predicts identically");
+  void *cross1 = enc ? decode(m, br.p, br.n, s, &c) : NULL, *cross2 = enc ? decode(r, bm.p, bm.n, s, &c) : NULL;
+  check(enc && !cross1 && !cross2, "forest learners: neither decodes the other's forest");
+  rdt_bytes d;
+  memset(&d, 0, sizeof d);
+  m->describe(mf, &d);
+  rdt_bytes_put(&d, "", 1);
+  check(!d.oom && strstr((char *)d.p, "\"leaves\":") && strstr((char *)d.p, "\"leaf_noise_sd\":") &&
+            strstr((char *)d.p, "matrix mechanism"),
+        "matrix_forest: describe names the mechanism, its leaves and their noise");
+  rdt_bytes_free(&d);
+  if (back) m->free(back);
+  if (enc) {
+    rdt_bytes_free(&bm);
+    rdt_bytes_free(&br);
+  }
+  rdt_bytes_free(&again);
+  m->free(mf);
+  m->free(mn);
+  r->free(rt);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   test_registry();
@@ -792,6 +861,7 @@ int main(void) {
     test_nb_auto_bins(&s, x, cls, tx);
     test_pt_auto_depth(&s, x, cls);
     test_pt(&s, x, cls, tx, tcls);
+    test_forest_learners(&s, x, cls, tx, tcls);
     rdt_schema_free(&s);
   }
   free(x);

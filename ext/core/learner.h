@@ -72,6 +72,15 @@ uint32_t rdt_read_u32(rdt_reader *r);
 uint64_t rdt_read_u64(rdt_reader *r);
 double rdt_read_f64(rdt_reader *r);
 
+/* A started learner's public plan for a noisy row count n^: what its model
+** would look like, from its options, the schema and its drawn structure (no
+** row): post-processing of n^, which auto's rule reads. */
+typedef struct rdt_learn_plan {
+  double cells;         /* cells one model splits the rows into (a forest: leaves per tree, mean) */
+  double path_features; /* features one row's path tests (a tree's depth) */
+  double noise_sd;      /* sd of the noise on one released class count of a cell (0: none) */
+} rdt_learn_plan;
+
 typedef struct rdt_learner {
   const char *name;             /* the "algorithm" option's value */
   uint32_t id;                  /* stored in the model (LRNR section) */
@@ -91,6 +100,8 @@ typedef struct rdt_learner {
   ** "\"mechanism\":\"...\",\"epsilon_tables\":0.9,". */
   void (*describe)(const void *st, rdt_bytes *json);
   void (*free)(void *st);                                              /* Contract 7 */
+  /* Optional (NULL: no plan): the plan for n^ rows; returns 0 when none. */
+  int (*plan)(const void *st, double n_hat, rdt_learn_plan *out);
 } rdt_learner;
 
 /* The registry (learners/registry.c): NULL when unknown. */

@@ -607,26 +607,45 @@ int rdt_options_note(const rdt_json *root, char *out, size_t size, char *err, si
 
 /* ---- options of a registered learner (learner.h) ------------------------- */
 
+/* The options every learner reads (learner_parse); "algorithm" among them. */
+static const char *const learner_common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
+                                             "label", "task", "target", "threads", "privacy_unit",
+                                             "max_rows_per_unit", "bounds_share", "note", NULL};
+
+static int is_learner_common(const char *k) {
+  for (const char *const *a = learner_common; *a; a++)
+    if (strcmp(k, *a) == 0) return 1;
+  return 0;
+}
+
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
   char jerr[16];
   rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
-  const rdt_json *a = root && root->type == RDT_JSON_OBJECT ? rdt_json_get(root, "algorithm") : NULL;
-  *out = a && a->type == RDT_JSON_STRING ? rdt_learner_find(a->string) : NULL;
+  *out = NULL;
+  if (root && root->type == RDT_JSON_OBJECT) {
+    const rdt_json *a = rdt_json_get(root, "algorithm");
+    if (a) {
+      *out = a->type == RDT_JSON_STRING ? rdt_learner_find(a->string) : NULL;
+    } else {
+      /* No "algorithm": "auto", unless a forest option (trees, depth, vote,
+      ** noise, ...) asks for the RDT forest, as before auto was the default. */
+      int forest = 0;
+      for (size_t i = 0; i < root->n && !forest; i++)
+        forest = root->items[i]->key[0] != '_' && !is_learner_common(root->items[i]->key);
+      if (!forest) *out = rdt_learner_find("auto");
+    }
+  }
   rdt_json_free(root);
   return *out != NULL;
 }
 
 static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema *s, rdt_learn_common *c,
                          char *ledger, size_t ledger_size, char *label, char *err, size_t n) {
-  static const char *const common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
-                                       "label", "task", "target", "threads", "privacy_unit",
-                                       "max_rows_per_unit", "bounds_share", "note", NULL};
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   for (size_t i = 0; i < root->n; i++) {
     const char *k = root->items[i]->key;
     if (k[0] == '_') continue; /* a comment, as in check_keys */
-    int known = 0;
-    for (const char *const *a = common; *a && !known; a++) known = strcmp(k, *a) == 0;
+    int known = is_learner_common(k);
     for (const char *const *a = l->options; *a && !known; a++) known = strcmp(k, *a) == 0;
     if (!known) return fail(err, n, "option \"%.100s\" does not apply to \"algorithm\": \"%s\"", k, l->name);
     for (size_t j = 0; j < i; j++)

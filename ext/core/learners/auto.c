@@ -12,20 +12,29 @@
 **   2. The constant model is released with ε_k = ε / AUTO_CONSTANT_SHARE on
 **      the training rows [constant.c: ε_k-DP]; its noisy total is the noisy
 **      row count n^ (post-processing).
-**   3. A rule on public facts and n^ (post-processing) picks one candidate,
-**      with s = n^ ε_m / ((d + 1) K b), b the mean number of bins per
-**      feature, K the classes: regression, boosting; two classes, boosting
-**      where s >= AUTO_BOOST_SNR_BINARY, else the private tree; more
-**      classes, boosting where s >= AUTO_BOOST_SNR, else the private tree
-**      where n^ ε_m / (8 K) >= AUTO_TREE_LEAVES (its own "auto" depth rule
-**      would grow at least 6 levels: enough rows per leaf for a tree to
-**      beat an additive model; wall_following at 123, car at 39), else
-**      naive Bayes; random trees only when none of those is registered. Calibrated on
-**      the shipped data sets (results/learners.md): boosting led where s was
-**      large (learners.md: above about 30 in its units, n ε / (1.4 (d + 1)
-**      K b), 42 in ours; two-class sets: credit_default at s = 45 went to
-**      the private tree, adult at 65 to boosting); the private tree led on
-**      the other two-class sets, naive Bayes on the small many-class ones.
+**   3. A rule on public facts, the candidates' plans (learner.h: what each
+**      would build for n^ rows, from its options and drawn structure) and n^
+**      picks one candidate (post-processing). Regression: boosting. For
+**      classification, in order (K classes, d features):
+**      a. the matrix forest, trained only where its trees test at least
+**         half of the features on every path (d <= 2 x path), when a cell's
+**         class count expects n^ / (cells K) >= 1 row and at least the sd
+**         of its noise: its cells then carry signal (banknote, nursery at
+**         eps 1; car at eps 5);
+**      b. boosting, when its per-feature share eps / d is at least the
+**         private tree's per-level share eps / (2 D) (D: the depth the tree
+**         would grow on n^) and s = n^ eps_m / ((d + 1) K b) >= 42, b the
+**         mean bins per feature: a bin's gradient sum stands out of its
+**         noise (learners.md: boosting led above about 30 in its units,
+**         42 in ours);
+**      c. the private tree, when its 2^D leaves give every class one and it
+**         has the larger share per query (d > 2 D: the signal may sit in a
+**         few of many features, which it selects) or two classes (one
+**         boundary to draw);
+**      d. boosting when s >= 42, else naive Bayes (robust at low signal);
+**      random trees only when none of those is registered. The constants
+**      were checked on the shipped data sets at eps 0.1 .. 5
+**      (results/learners.md).
 **      Only the chosen candidate is released, with ε_m = ε - ε_k on the
 **      training rows [its own contract]; the others are wiped unreleased,
 **      so they spend nothing.
@@ -34,7 +43,9 @@
 **      1) or the constant's squared error minus the chosen model's, over
 **      the target range squared (regression: sensitivity 1, lattice
 **      Laplace), released with ε [ε-DP on the validation rows]. The chosen
-**      model is kept when that noisy gain is > 0, else the constant model.
+**      model is kept unless that noisy gain is below minus one noise scale
+**      (-1/ε: the constant clearly ahead), else the constant model
+**      (post-processing; a public margin).
 **   Training rows spend ε_k + ε_m = ε, validation rows ε, and the parts are
 **   disjoint: ε-DP in total (parallel composition). The released model is
 **   one of two released models, picked by a released number.
@@ -53,13 +64,13 @@
 #define AUTO_CONSTANT_SHARE 20
 #define AUTO_BOOST_SNR 42.0
 #define AUTO_BINS 10
-#define AUTO_BOOST_SNR_BINARY 55.0
-#define AUTO_MAX_CANDIDATES 4
-#define AUTO_TREE_LEAVES 64.0 /* more than two classes: the private tree when it can grow 6 levels */
+#define AUTO_MAX_CANDIDATES 5
+#define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
+#define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
 
-enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_RANDOM_TREES };
+enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
-                                                                 "random_trees"};
+                                                                 "matrix_forest", "random_trees"};
 
 typedef struct auto_state {
   rdt_learn_common c;
@@ -135,8 +146,7 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     ** boosting, the private tree (classification), naive Bayes for more
     ** than two classes, random trees as the last resort when none of the
     ** others is registered. */
-    if (i == CAND_NAIVE_BAYES && (c->regression || a->K <= 2)) continue;
-    if (i == CAND_PRIVATE_TREE && c->regression) continue;
+    if (c->regression && i != CAND_BOOST) continue;
     if (i == CAND_RANDOM_TREES && (a->cst[CAND_BOOST] || a->cst[CAND_NAIVE_BAYES] || a->cst[CAND_PRIVATE_TREE])) continue;
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
@@ -145,6 +155,14 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     if (!st && !cerr[0]) { /* memory */
       auto_free(a);
       return NULL;
+    }
+    rdt_learn_plan plan;
+    /* The matrix forest only where its random trees test at least half of
+    ** the features on every path (its structure is drawn: public). */
+    if (st && i == CAND_MATRIX_FOREST &&
+        !(l->plan && l->plan(st, 0, &plan) && a->d <= AUTO_MATRIX_COVER * plan.path_features)) {
+      l->free(st);
+      st = NULL;
     }
     if (st) { /* a candidate that cannot take this schema is simply not a candidate */
       a->cand[i] = l;
@@ -231,6 +249,45 @@ static void wipe_validation(auto_state *a) {
   a->nv = a->capv = 0;
 }
 
+/* Step 3's rule for classification, in order (n^ and public facts only). */
+static int pick_classifier(auto_state *a) {
+  double n = a->n_hat > 0 ? a->n_hat : 0;
+  rdt_learn_plan plan;
+  const rdt_learner *m = a->cand[CAND_MATRIX_FOREST], *t = a->cand[CAND_PRIVATE_TREE];
+  /* (a) The matrix forest where a cell's class count expects at least one
+  ** row and at least its noise's sd. */
+  if (a->cst[CAND_MATRIX_FOREST] && m->plan(a->cst[CAND_MATRIX_FOREST], n, &plan) && plan.cells > 0) {
+    double rows = n / (plan.cells * a->K);
+    if (rows >= 1 && rows >= plan.noise_sd) return CAND_MATRIX_FOREST;
+  }
+  /* The private tree's plan: D levels, 2^D leaves, on n^. */
+  int tree = a->cst[CAND_PRIVATE_TREE] && t->plan && t->plan(a->cst[CAND_PRIVATE_TREE], n, &plan);
+  double D = tree ? plan.path_features : 0;
+  /* (b) Boosting where the additive learners' per-feature share eps / d is
+  ** at least the tree's per-level share eps / (2 D) and a bin's gradient
+  ** sum stands out of its noise (s). */
+  if (a->cst[CAND_BOOST] && a->snr >= AUTO_BOOST_SNR && a->d <= AUTO_TREE_BUDGET * D) return CAND_BOOST;
+  /* (c) The private tree where its 2^D leaves give every class one, and it
+  ** has the larger share per query (d > 2 D) or only one boundary to draw
+  ** (two classes). */
+  if (tree && plan.cells >= a->K && (a->d > AUTO_TREE_BUDGET * D || a->K <= 2)) return CAND_PRIVATE_TREE;
+  /* (d) Boosting where its bins stand out, else naive Bayes; then whatever
+  ** is there. */
+  if (a->cst[CAND_BOOST] && a->snr >= AUTO_BOOST_SNR) return CAND_BOOST;
+  static const int fallback[] = {CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_BOOST, CAND_MATRIX_FOREST,
+                                 CAND_RANDOM_TREES};
+  for (size_t i = 0; i < sizeof fallback / sizeof *fallback; i++)
+    if (a->cst[fallback[i]]) return fallback[i];
+  return -1;
+}
+
+/* Step 4's margin: the chosen model is dropped only when the constant is
+** ahead by more than one noise scale of the guard (1 / eps; 0 without
+** noise). A model the rule picked is rarely worse than the constant, and
+** dropping a good one costs far more than keeping one that is slightly
+** worse (a public rule, post-processing). */
+static double guard_margin(const auto_state *a) { return a->c.is_private ? 1.0 / rdt_eps_to_double(a->c.eps) : 0; }
+
 static int auto_finish(void *st, rdt_rng *noise) {
   auto_state *a = st;
   int ok = !a->oom && a->konst->finish(a->kst, noise);
@@ -247,17 +304,9 @@ static int auto_finish(void *st, rdt_rng *noise) {
   }
   /* Step 3: the rule (public facts and n^ only). */
   double eps_m = a->c.is_private ? rdt_eps_to_double(a->cm.eps) : INFINITY;
-  a->snr = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / ((a->d + 1) * a->K * a->mean_bins);
-  int pick = -1;
-  double boost_above = a->K <= 2 ? AUTO_BOOST_SNR_BINARY : AUTO_BOOST_SNR;
-  /* the private tree's own depth rule (private_tree.c 3b) on n^: rows for 2^D leaves */
-  double tree_leaves = (a->n_hat > 0 ? a->n_hat : 0) * eps_m / (RDT_LEARN_TREE_LEAF_ROWS * a->K);
-  if (a->cst[CAND_BOOST] && (a->n_classes == 0 || a->snr >= boost_above)) pick = CAND_BOOST;
-  else if (a->cst[CAND_PRIVATE_TREE] && (a->K <= 2 || tree_leaves >= AUTO_TREE_LEAVES)) pick = CAND_PRIVATE_TREE;
-  else if (a->cst[CAND_NAIVE_BAYES]) pick = CAND_NAIVE_BAYES;
-  else if (a->cst[CAND_PRIVATE_TREE]) pick = CAND_PRIVATE_TREE;
-  else if (a->cst[CAND_BOOST]) pick = CAND_BOOST;
-  else if (a->cst[CAND_RANDOM_TREES]) pick = CAND_RANDOM_TREES;
+  /* non-private: infinite for any row, 0 without one (never 0 x inf) */
+  a->snr = a->n_hat > 0 ? a->n_hat * eps_m / ((a->d + 1) * a->K * a->mean_bins) : 0;
+  int pick = a->n_classes == 0 && a->cst[CAND_BOOST] ? CAND_BOOST : pick_classifier(a);
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
     if (i == pick || !a->cst[i]) continue;
     a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
@@ -286,7 +335,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
   wipe_validation(a);
   if (!ok) return 0;
   a->gain = gain;
-  if (pick >= 0 && gain > 0) {
+  if (pick >= 0 && gain >= -guard_margin(a)) {
     a->chosen = a->cand[pick];
     a->chosen_state = a->cst[pick];
     a->cst[pick] = NULL;
@@ -327,7 +376,8 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
   /* Never nested autos; the constant model's share is the one auto spends. */
   if (in->bad || !a->chosen || a->chosen == &rdt_learner_auto || (a->picked && (!picked || picked == &rdt_learner_auto)) ||
-      eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !isfinite(a->n_hat) || !isfinite(a->snr) || !isfinite(a->gain)) {
+      eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !isfinite(a->n_hat) || !(isfinite(a->snr) || (!c->is_private && a->snr == INFINITY)) ||
+      !isfinite(a->gain)) { /* without noise the rule's s is infinite */
     in->bad = 1;
     free(a);
     return NULL;
@@ -354,15 +404,18 @@ static void auto_predict(const void *st, const double *x, double *out) {
 static void auto_describe(const void *st, rdt_bytes *json) {
   const auto_state *a = st;
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
-  char buf[900];
+  char buf[900], snr[32];
   double eps = rdt_eps_to_double(a->c.eps), ek = rdt_eps_to_double(constant_eps(a->c.eps));
+  /* JSON has no infinity: without noise s is infinite, shown as null */
+  if (isfinite(a->snr)) snprintf(snr, sizeof snr, "%.17g", a->snr);
+  else snprintf(snr, sizeof snr, "null");
   snprintf(buf, sizeof buf,
-           "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%.17g,"
-           "\"boost_above\":%g,\"validation_gain\":%.17g,\"validation_share\":%g,\"epsilon_constant\":%.17g,"
+           "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
+           "\"boost_above\":%g,\"guard_margin\":%.17g,\"validation_gain\":%.17g,\"validation_share\":%g,\"epsilon_constant\":%.17g,"
            "\"epsilon_model\":%.17g,\"epsilon_validation\":%.17g,\"why_private\":\"training and validation rows "
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
            "epsilon_validation, each at most epsilon\"},",
-           a->chosen->name, picked ? picked->name : "none", a->n_hat, a->snr, a->K <= 2 && a->n_classes ? AUTO_BOOST_SNR_BINARY : AUTO_BOOST_SNR, a->gain,
+           a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, guard_margin(a), a->gain,
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
            a->c.is_private ? eps : 0);
   rdt_bytes_text(json, buf);

@@ -684,6 +684,23 @@ static void pt_describe(const void *p, rdt_bytes *json) {
   rdt_bytes_text(json, buf);
 }
 
+/* learner.h's plan: the depth "auto" would grow on n^ (contract 3b) or the
+** fixed one, 2^D leaves, and the leaf counts' noise. */
+static int pt_plan(const void *state, double n_hat, rdt_learn_plan *out) {
+  const pt_state *st = state;
+  rdt_eps total = st->depth ? st->eps_leaf : st->eps_rest, level, leaf;
+  if (st->depth) total.num += st->eps_level.num * st->depth_eff;
+  double eps = st->depth ? rdt_eps_to_double(total) : rdt_eps_to_double(st->eps_count) + rdt_eps_to_double(total);
+  uint32_t D = st->depth ? st->depth_eff
+                         : st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, st->is_private ? eps : 1, st->n_classes)
+                                          : 0;
+  pt_split(total, D, &level, &leaf);
+  out->cells = (double)((uint64_t)1 << D);
+  out->path_features = D;
+  out->noise_sd = st->is_private && leaf.num ? sqrt(2.0) / rdt_eps_to_double(leaf) : 0;
+  return 1;
+}
+
 static const char *const pt_options[] = {"bins", "depth", NULL};
 
 const rdt_learner rdt_learner_private_tree = {
@@ -700,4 +717,5 @@ const rdt_learner rdt_learner_private_tree = {
     .predict = pt_predict,
     .describe = pt_describe,
     .free = pt_free,
+    .plan = pt_plan,
 };

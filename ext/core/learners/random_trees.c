@@ -18,8 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../forest.h"
-#include "../model.h"
+#include "../forest_learner.h"
 
 static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
   const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
@@ -59,94 +58,23 @@ static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
              config.depth, s->n_classes);
     return NULL;
   }
-  rdt_schema copy;
-  rdt_forest *f = calloc(1, sizeof *f);
-  if (!f || !rdt_schema_copy(&copy, s)) {
-    free(f);
-    return NULL;
-  }
-  if (!rdt_forest_init(f, &copy, &config)) {
-    if (f->error[0]) snprintf(err, en, "%s", f->error);
-    rdt_schema_free(&copy);
-    rdt_forest_free(f);
-    free(f);
-    return NULL;
-  }
+  rdt_forest *f = rdt_forest_learner_new(s, &config, err, en);
   sodium_memzero(&config, sizeof config);
   return f;
-}
-
-static void rt_row(void *st, const double *x, uint32_t cls, double target) {
-  (void)target;
-  rdt_forest_train_row(st, x, cls);
-}
-
-static int rt_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }
-
-static void wipe_counts(rdt_forest *f) {
-  if (f->counts)
-    sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
 }
 
 static int rt_finish(void *st, rdt_rng *noise) {
   rdt_forest *f = st;
   int ok = !f->config.auto_depth || rdt_forest_choose_depth(f, noise);
   ok = ok && rdt_forest_add_noise(f, noise) && rdt_forest_prepare(f);
-  if (!ok) wipe_counts(f); /* nothing exact may remain, released or not */
+  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
   return ok;
 }
-
-static void rt_encode(const void *st, rdt_bytes *out) {
-  size_t n = 0;
-  unsigned char *blob = rdt_model_encode(st, &n);
-  if (!blob) {
-    out->oom = 1;
-    return;
-  }
-  rdt_bytes_put(out, blob, n);
-  free(blob);
-}
-
-static void rt_free(void *st);
 
 static void *rt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
   (void)s;
   (void)c;
-  rdt_forest *f = calloc(1, sizeof *f);
-  char err[64];
-  if (!f) return NULL;
-  if (!rdt_model_decode(in->p + in->pos, in->n - in->pos, f, err, sizeof err)) {
-    free(f);
-    in->bad = 1;
-    return NULL;
-  }
-  /* One encoding per model: a nested forest must be exactly what the encoder writes. */
-  size_t n = 0;
-  unsigned char *again = rdt_model_encode(f, &n);
-  int same = again && n == in->n - in->pos && memcmp(again, in->p + in->pos, n) == 0;
-  free(again);
-  if (!same || f->config.algorithm != RDT_ALGO_RDT || f->config.task != RDT_TASK_CLASSIFICATION) {
-    rt_free(f);
-    in->bad = 1;
-    return NULL;
-  }
-  in->pos = in->n;
-  return f;
-}
-
-/* rdt_forest_proba needs 2 K doubles (the second half is scratch); the
-** interface gives K. Out of memory: uniform (no row is involved). */
-static void rt_predict(const void *st, const double *x, double *out) {
-  const rdt_forest *f = st;
-  uint32_t C = f->schema.n_classes;
-  double stack[256], *p = 2 * (size_t)C <= 256 ? stack : malloc(2 * (size_t)C * sizeof *p);
-  if (!p) {
-    for (uint32_t c = 0; c < C; c++) out[c] = 1.0 / C;
-    return;
-  }
-  rdt_forest_proba(f, x, p);
-  memcpy(out, p, C * sizeof *out);
-  if (p != stack) free(p);
+  return rdt_forest_learner_decode(in, RDT_ALGO_RDT);
 }
 
 static void rt_describe(const void *st, rdt_bytes *json) {
@@ -159,14 +87,6 @@ static void rt_describe(const void *st, rdt_bytes *json) {
   rdt_bytes_text(json, buf);
 }
 
-static void rt_free(void *st) {
-  rdt_forest *f = st;
-  if (!f) return;
-  wipe_counts(f);
-  rdt_forest_free(f);
-  free(f);
-}
-
 static const char *const rt_options[] = {"trees", NULL};
 
 const rdt_learner rdt_learner_random_trees = {
@@ -175,12 +95,12 @@ const rdt_learner rdt_learner_random_trees = {
     .tasks = RDT_LEARN_CLASSIFICATION,
     .options = rt_options,
     .start = rt_start,
-    .row = rt_row,
-    .merge = rt_merge,
+    .row = rdt_forest_learner_row,
+    .merge = rdt_forest_learner_merge,
     .finish = rt_finish,
-    .encode = rt_encode,
+    .encode = rdt_forest_learner_encode,
     .decode = rt_decode,
-    .predict = rt_predict,
+    .predict = rdt_forest_learner_predict,
     .describe = rt_describe,
-    .free = rt_free,
+    .free = rdt_forest_learner_free,
 };

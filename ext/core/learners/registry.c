@@ -10,6 +10,7 @@
 #include "constant.h"
 #include "naive_bayes.h"
 #include "private_tree.h"
+#include "matrix_forest.h"
 #include "random_trees.h"
 
 static const rdt_learner *const learners[] = {
@@ -19,6 +20,7 @@ static const rdt_learner *const learners[] = {
     &rdt_learner_random_trees,
     &rdt_learner_auto,
     &rdt_learner_private_tree,
+    &rdt_learner_matrix_forest,
     NULL,
 };
 

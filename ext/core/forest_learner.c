@@ -1,0 +1,103 @@
+/*
+** forest_learner.c - the parts of a forest-holding learner that random
+** trees and matrix forests share (forest_learner.h).
+*/
+#include "forest_learner.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matrix.h"
+#include "model.h"
+
+rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config, char *err, size_t en) {
+  rdt_schema copy;
+  rdt_forest *f = calloc(1, sizeof *f);
+  if (en) err[0] = 0;
+  if (!f || !rdt_schema_copy(&copy, s)) {
+    free(f);
+    return NULL;
+  }
+  if (!rdt_forest_init(f, &copy, config)) { /* the forest owns the copy from here */
+    if (f->error[0]) snprintf(err, en, "%s", f->error);
+    rdt_forest_free(f);
+    free(f);
+    return NULL;
+  }
+  return f;
+}
+
+void rdt_forest_learner_row(void *st, const double *x, uint32_t cls, double target) {
+  (void)target;
+  rdt_forest_train_row(st, x, cls);
+}
+
+int rdt_forest_learner_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }
+
+void rdt_forest_learner_wipe(rdt_forest *f) {
+  if (f->counts)
+    sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
+  rdt_matrix *mx = f->matrix;
+  if (mx && mx->cells) sodium_memzero(mx->cells, (size_t)mx->n_cells * rdt_forest_slots(f) * sizeof *mx->cells);
+  if (mx && mx->exact_cells)
+    sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * rdt_forest_slots(f) * sizeof *mx->exact_cells);
+}
+
+void rdt_forest_learner_encode(const void *st, rdt_bytes *out) {
+  size_t n = 0;
+  unsigned char *blob = rdt_model_encode(st, &n);
+  if (!blob) {
+    out->oom = 1;
+    return;
+  }
+  rdt_bytes_put(out, blob, n);
+  free(blob);
+}
+
+void *rdt_forest_learner_decode(rdt_reader *in, rdt_algorithm algorithm) {
+  rdt_forest *f = calloc(1, sizeof *f);
+  char err[64];
+  if (!f) return NULL;
+  if (!rdt_model_decode(in->p + in->pos, in->n - in->pos, f, err, sizeof err)) {
+    free(f);
+    in->bad = 1;
+    return NULL;
+  }
+  /* One encoding per model: a nested forest must be exactly what the encoder writes. */
+  size_t n = 0;
+  unsigned char *again = rdt_model_encode(f, &n);
+  int same = again && n == in->n - in->pos && memcmp(again, in->p + in->pos, n) == 0;
+  free(again);
+  if (!same || f->config.algorithm != algorithm || f->config.task != RDT_TASK_CLASSIFICATION) {
+    rdt_forest_learner_free(f);
+    in->bad = 1;
+    return NULL;
+  }
+  in->pos = in->n;
+  return f;
+}
+
+/* rdt_forest_proba needs 2 K doubles (the second half is scratch); the
+** interface gives K. */
+void rdt_forest_learner_predict(const void *st, const double *x, double *out) {
+  const rdt_forest *f = st;
+  uint32_t C = f->schema.n_classes;
+  double stack[256], *p = 2 * (size_t)C <= 256 ? stack : malloc(2 * (size_t)C * sizeof *p);
+  if (!p) {
+    for (uint32_t c = 0; c < C; c++) out[c] = 1.0 / C;
+    return;
+  }
+  rdt_forest_proba(f, x, p);
+  memcpy(out, p, C * sizeof *out);
+  if (p != stack) free(p);
+}
+
+void rdt_forest_learner_free(void *st) {
+  rdt_forest *f = st;
+  if (!f) return;
+  rdt_forest_learner_wipe(f);
+  rdt_forest_free(f);
+  free(f);
+}

@@ -1,0 +1,34 @@
+/*
+** forest_learner.h - what every learner that holds a random forest
+** (forest.h) as its state shares: taking rows, merging, the nested model
+** BLOB, prediction and wiping. A shared piece under the learners (random
+** trees, matrix forests), so that neither depends on the other.
+**
+** Contract:
+**   1. rdt_forest_learner_new() builds the forest from a copy of the schema
+**      and a complete config (the caller's public choices); it reads no row.
+**   2. The encoded payload is the forest's own model BLOB (model.c); decode
+**      accepts exactly what the encoder writes (one encoding per model) and
+**      only a classification forest of the expected algorithm.
+**   3. predict() is post-processing of the released counts; out of memory
+**      it predicts uniformly (no row is involved).
+**   4. free() wipes every counter (exact or released) before freeing.
+*/
+#ifndef RDT_FOREST_LEARNER_H
+#define RDT_FOREST_LEARNER_H
+
+#include "forest.h"
+#include "learner.h"
+
+/* A forest for `config`, or NULL with err (empty err: out of memory). */
+rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config, char *err, size_t en);
+void rdt_forest_learner_row(void *st, const double *x, uint32_t cls, double target);
+int rdt_forest_learner_merge(void *into, const void *from);
+void rdt_forest_learner_encode(const void *st, rdt_bytes *out);
+void *rdt_forest_learner_decode(rdt_reader *in, rdt_algorithm algorithm);
+void rdt_forest_learner_predict(const void *st, const double *x, double *out);
+/* Wipes the exact (or released) counters and tables in place. */
+void rdt_forest_learner_wipe(rdt_forest *f);
+void rdt_forest_learner_free(void *st);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+** matrix_forest.c - a matrix random forest (matrix.h: multiway random trees
+** whose leaf counts are answered together by the matrix mechanism) behind
+** the learner interface ("algorithm": "matrix_forest", id 7), so that
+** "auto" can hold it as a candidate. Its model is the forest's own BLOB
+** (model.c), nested in the learner payload (forest_learner.h).
+**
+** Privacy contract: matrix.h's, with the defaults of "noise": "matrix":
+** neighbours add or remove one row; "bins" 4 equal-width public bins per
+** numeric feature, depth 4, the noise strategy and (private, no "trees")
+** the number of trees chosen from the structure alone (no privacy cost);
+** the released tables (or leaf counters) spend exactly eps. The structure
+** is drawn from the schema and a structure key only; no row is read before
+** finish() adds the noise.
+** Options: "trees" (1 .. 128; default: chosen from the structure).
+*/
+#include "matrix_forest.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../forest_learner.h"
+#include "../matrix.h"
+
+static void *mf_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
+  const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
+  if (en) err[0] = 0;
+  if (t && (t->type != RDT_JSON_NUMBER || !t->is_integer || t->integer < 1 ||
+            t->integer > RDT_MATRIX_DEFAULT_TREES)) {
+    snprintf(err, en, "\"trees\" must be an integer from 1 to %d", RDT_MATRIX_DEFAULT_TREES);
+    return NULL;
+  }
+  rdt_config config;
+  memset(&config, 0, sizeof config);
+  config.algorithm = RDT_ALGO_MATRIX;
+  config.task = RDT_TASK_CLASSIFICATION;
+  config.is_private = c->is_private;
+  config.eps = c->eps;
+  config.trees = t ? (uint32_t)t->integer : RDT_MATRIX_DEFAULT_TREES;
+  config.trees_auto = !t && c->is_private;
+  config.depth = RDT_MATRIX_DEFAULT_DEPTH;
+  config.bins = RDT_MATRIX_DEFAULT_BINS;
+  config.strategy = RDT_STRATEGY_AUTO;
+  config.vote = RDT_VOTE_THRESHOLD;
+  config.splits = RDT_SPLITS_REACHABLE;
+  config.categorical = RDT_CATEGORICAL_SUBSET;
+  config.keep_trees = 1;
+  config.threads = 1;
+  config.seeded = c->seeded;
+  memcpy(config.seed_key, c->seed_key, sizeof config.seed_key);
+  rdt_forest *f = rdt_forest_learner_new(s, &config, err, en);
+  sodium_memzero(&config, sizeof config); /* the seed key */
+  return f;
+}
+
+static int mf_finish(void *st, rdt_rng *noise) {
+  rdt_forest *f = st;
+  int ok = rdt_matrix_release(f, noise) && rdt_forest_prepare(f);
+  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
+  return ok;
+}
+
+static void *mf_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  (void)s;
+  (void)c;
+  return rdt_forest_learner_decode(in, RDT_ALGO_MATRIX);
+}
+
+static void mf_describe(const void *st, rdt_bytes *json) {
+  const rdt_forest *f = st;
+  char buf[400];
+  snprintf(buf, sizeof buf,
+           "\"mechanism\":\"matrix random forest: multiway random trees, leaf counts answered together by the "
+           "matrix mechanism (discrete Laplace on contingency tables or leaf counters, strategy %s)\","
+           "\"trees\":%u,\"depth\":%u,\"bins\":%u,\"leaves\":%llu,\"leaf_noise_sd\":%.6g,",
+           rdt_strategy_name(f->matrix ? f->matrix->strategy : 0), f->config.trees, f->config.depth,
+           f->config.bins, (unsigned long long)rdt_forest_total_leaves(f),
+           f->matrix ? sqrt(f->matrix->expected_variance) : 0.0);
+  rdt_bytes_text(json, buf);
+}
+
+/* learner.h's plan: from the drawn structure alone (matrix.h contract 3). */
+static int mf_plan(const void *st, double n_hat, rdt_learn_plan *out) {
+  const rdt_forest *f = st;
+  (void)n_hat;
+  if (!f->matrix || !f->config.trees) return 0;
+  out->cells = (double)rdt_forest_total_leaves(f) / f->config.trees;
+  /* a path tests each feature at most once (matrix.h contract 1) */
+  out->path_features = f->config.depth < f->schema.n_features ? f->config.depth : f->schema.n_features;
+  out->noise_sd = f->config.is_private ? sqrt(f->matrix->expected_variance) : 0;
+  return 1;
+}
+
+static const char *const mf_options[] = {"trees", NULL};
+
+const rdt_learner rdt_learner_matrix_forest = {
+    .name = "matrix_forest",
+    .id = 7,
+    .tasks = RDT_LEARN_CLASSIFICATION,
+    .options = mf_options,
+    .start = mf_start,
+    .row = rdt_forest_learner_row,
+    .merge = rdt_forest_learner_merge,
+    .finish = mf_finish,
+    .encode = rdt_forest_learner_encode,
+    .decode = mf_decode,
+    .predict = rdt_forest_learner_predict,
+    .describe = mf_describe,
+    .free = rdt_forest_learner_free,
+    .plan = mf_plan,
+};
