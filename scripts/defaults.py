@@ -37,7 +37,7 @@ def measure(data, name, seeds, plan):
         pa.split(db, n, seed)
         for eps, configs in plan.items():
             for cfg in configs:
-                o = {"epsilon": eps, "classes": classes, "features": domains, "seed": seed}
+                o = {"algorithm": "rdt", "epsilon": eps, "classes": classes, "features": domains, "seed": seed}
                 if cfg == "rows":
                     o["rows"] = round(0.9 * n)
                 elif cfg != "auto":

@@ -177,7 +177,7 @@ def run_dataset(name, csv_path, runs, structure):
     base = {"classes": classes, "features": domains}
     settings = [(rule, {**base, "epsilon": 1000 / n_train, "trees": k, "depth": h, "vote": rule,
                         **structure}, True) for rule, (k, h, _, _) in PAPER[name].items()]
-    settings.append(("default", {**base, "epsilon": 1.0}, False))
+    settings.append(("default", {**base, "algorithm": "rdt", "epsilon": 1.0}, False))
     totals = {rule: [0, 0, None] for rule, _, _ in settings}
     for seed in range(1, runs + 1):
         split(db, n_rows, seed)

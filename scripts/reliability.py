@@ -23,8 +23,8 @@ from learners_accuracy import CLASSIFICATION, EXTENSION, ROOT, load, split  # no
 
 # name -> options added to the schema (and epsilon).
 ALGORITHMS = {
-    "rdt": {},
-    "rdt-nonprivate": {"epsilon": None},
+    "rdt": {"algorithm": "rdt"},
+    "rdt-nonprivate": {"algorithm": "rdt", "epsilon": None},
     "matrix": {"noise": "matrix"},
     "naive_bayes": {"algorithm": "naive_bayes"},
     "boost": {"algorithm": "boost"},

@@ -55,7 +55,8 @@ PUBLISHED = {
 
 # The learners behind the learner interface (ext/core/learners/), with only epsilon, classes (or
 # the target) and features: the "defaults only" protocol of issue 20.
-LEARNERS = {"classification": ["constant", "naive_bayes", "boost", "private_tree", "random_trees", "auto"],
+LEARNERS = {"classification": ["constant", "naive_bayes", "boost", "private_tree", "random_trees", "matrix_forest",
+                               "auto"],
             "regression": ["constant", "boost", "auto"]}
 
 
