@@ -20,6 +20,7 @@
 #include "core/diprime.h"
 #include "core/forest.h"
 #include "core/learner.h"
+#include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
 #include "core/learners/private_tree.h"
 #include "core/learners/boost.h"
@@ -1104,6 +1105,62 @@ static void audit_private_tree(int broken) {
          k[0], k[1], PT_EVENTS, claimed, !broken);
 }
 
+/* ---- mechanism: the matrix_forest learner (learners/matrix_forest.c) ------
+** The learner end to end (options, structure, release through matrix.c,
+** prediction): 2 trees over one categorical feature of 2 values, seeded
+** structure, fresh noise per run. Neighbours: D = {(0, class 0), (1, class
+** 1), (0, class 0)} and D' = D plus (1, class 1). Released: the model; events
+** on its probability of class 1 at a = 1, fixed in advance. The broken twin
+** trains with twice the eps its model claims. */
+#define MF_EVENTS 4
+static void audit_matrix_forest(int broken) {
+  const char *opts = "{\"algorithm\": \"matrix_forest\", \"epsilon\": 1, \"trees\": 2, \"seed\": 7, \"classes\": [0, 1], "
+                     "\"features\": [{\"name\": \"a\", \"type\": \"categorical\", \"values\": [0, 1]}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  const rdt_learner *l = &rdt_learner_matrix_forest;
+  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
+                                 sizeof err)) {
+    check(0, "matrix_forest audit setup");
+    return;
+  }
+  double claimed = rdt_eps_to_double(c.eps);
+  if (broken) c.eps.num *= 2;
+  double rows[4] = {0, 1, 0, 1}, at[1] = {1}, p[2];
+  uint32_t cls[4] = {0, 1, 0, 1};
+  long k[2][MF_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "mforest-broken" : "mforest", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      for (int r = 0; r < 3 + side; r++) l->row(st, &rows[r], cls[r], 0);
+      ok = l->finish(st, &rng);
+      if (ok) l->predict(st, at, p);
+      l->free(st);
+      k[side][0] += p[1] >= 0.6;
+      k[side][1] += p[1] >= 0.8;
+      k[side][2] += p[1] <= 0.4;
+      k[side][3] += p[1] <= 0.2;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "matrix_forest audit: training or release failed");
+    return;
+  }
+  report(broken ? "matrix_forest trained with twice the eps it claims (broken twin)"
+                : "matrix_forest learner (2 trees, 1 feature): its probability of class 1, 3 vs 4 rows",
+         k[0], k[1], MF_EVENTS, claimed, !broken);
+}
+
 /* ---- mechanism: private_tree's "auto" depth (private_tree.c, 3b) ---------
 ** One numeric feature, 2 bins, 2 classes, eps 1: the count gets eps/20 and
 ** D = floor(log2(n^ / 16)) (at least 1), so D >= 2 exactly when n^ >= 64.
@@ -1251,6 +1308,8 @@ int main(void) {
   audit_diprime_sampled(1);
   audit_matrix(0);
   audit_matrix(1);
+  audit_matrix_forest(0);
+  audit_matrix_forest(1);
   audit_sharp(0);
   audit_sharp(1);
   audit_keep_trees(0);
