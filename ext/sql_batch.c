@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest_kind.h"
 #include "core/batch.h"
 #include "core/json.h"
 #include "core/matrix.h"
@@ -151,8 +152,7 @@ static int batch_start(sqlite3_context *ctx, batch_state *st, int argc, sqlite3_
                          "batch prediction answers from a non-private model (\"epsilon\": null)");
     return 0;
   }
-  if (f->config.task != RDT_TASK_CLASSIFICATION || f->config.algorithm == RDT_ALGO_DIPRIME ||
-      f->config.algorithm == RDT_ALGO_SHARP) {
+  if (f->config.task != RDT_TASK_CLASSIFICATION || !rdt_forest_kind_of(f->config.algorithm)->batch_prediction) {
     batch_error(ctx, st, "batch prediction needs an RDT classification model (binary or matrix)");
     return 0;
   }

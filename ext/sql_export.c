@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest_kind.h"
 #include "core/json.h"
 #include "core/matrix.h"
 #include "core/model.h"
@@ -269,7 +270,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                       "},\"algorithm\":\"%s\",\"task\":\"%s\",\"trees\":%u,\"depth\":%u,\"vote\":%d,\"splits\":%d,"
                       "\"categorical\":%d,\"auto_depth\":%d,\"epsilon_count_num\":%llu,\"row_count\":%lld,"
                       "\"candidates\":%u,\"partition\":%s,\"rho\":",
-                      diprime ? "diprime" : c->algorithm == RDT_ALGO_MATRIX ? "matrix" : f->sharp ? "rdt#" : "rdt",
+                      rdt_forest_kind_of(c->algorithm)->name,
                       regression ? "regression" : "classification", c->trees, c->depth,
                       (int)c->vote, (int)c->splits, (int)c->categorical, c->auto_depth,
                       (unsigned long long)c->eps_count.num, (long long)c->noisy_rows, c->candidates,
@@ -413,7 +414,7 @@ static int int_array(importer *im, const rdt_json *arr, int64_t *out, size_t n) 
 static int import_multiway(importer *im, const rdt_json *root, rdt_forest *f) {
   rdt_config *c = &f->config;
   uint32_t nf = f->schema.n_features, slots = rdt_forest_slots(f);
-  if (c->algorithm != RDT_ALGO_MATRIX && c->algorithm != RDT_ALGO_SHARP)
+  if (!rdt_forest_kind_of(c->algorithm)->multiway)
     return bad(im, "a multiway layout needs \"algorithm\" \"matrix\" or \"rdt#\"");
   rdt_matrix *m = f->matrix = calloc(1, sizeof *f->matrix);
   f->multiway = &rdt_matrix_multiway;
@@ -605,10 +606,8 @@ static int import_forest(importer *im, const rdt_json *root, rdt_forest *f) {
   if (!import_unit(im, priv, &c->unit)) return 0;
   v = member(im, root, "algorithm", RDT_JSON_STRING);
   if (!v) return 0;
-  c->algorithm = strcmp(v->string, "diprime") == 0  ? RDT_ALGO_DIPRIME
-                 : strcmp(v->string, "matrix") == 0 ? RDT_ALGO_MATRIX
-                 : strcmp(v->string, "rdt#") == 0   ? RDT_ALGO_SHARP
-                                                    : RDT_ALGO_RDT;
+  const rdt_forest_kind *kind = rdt_forest_kind_named(v->string);
+  c->algorithm = kind ? kind->algorithm : RDT_ALGO_RDT;
   v = member(im, root, "task", RDT_JSON_STRING);
   if (!v) return 0;
   c->task = strcmp(v->string, "regression") == 0 ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION;

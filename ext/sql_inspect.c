@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest_kind.h"
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/sharp.h"
@@ -261,7 +262,8 @@ static double tree_epsilon(const rdt_forest *f, uint32_t t) {
   if (f->matrix)
     return f->matrix->strategy == RDT_STRATEGY_LEAF && !c->partition ? rdt_eps_to_double(c->eps) / c->trees
                                                                        : rdt_eps_to_double(c->eps);
-  if (c->algorithm == RDT_ALGO_DIPRIME) return c->partition ? rdt_eps_to_double(c->eps) : rdt_eps_to_double(c->eps) / c->trees;
+  const rdt_forest_kind *kind = rdt_forest_kind_of(c->algorithm);
+  if (kind->tree_epsilon) return kind->tree_epsilon(c);
   /* Automatic depth: the noisy row count's share (rdt_info's
   ** epsilon_row_count) is spent once for the forest, not by a tree. */
   return (rdt_eps_to_double(c->eps) - rdt_eps_to_double(c->eps_count)) / c->trees;
@@ -319,14 +321,7 @@ static void result_categories(sqlite3_context *ctx, const rdt_forest *f, const r
   else sqlite3_result_text(ctx, s, len, sqlite3_free);
 }
 
-static const char *algorithm_name(const rdt_forest *f) {
-  switch (f->config.algorithm) {
-    case RDT_ALGO_DIPRIME: return "diprime";
-    case RDT_ALGO_MATRIX: return "matrix";
-    case RDT_ALGO_SHARP: return "rdt#";
-    default: return "rdt";
-  }
-}
+static const char *algorithm_name(const rdt_forest *f) { return rdt_forest_kind_of(f->config.algorithm)->name; }
 
 /* The branch a multiway node hangs on: its parent's value (categorical) or
 ** the [lo, hi] bounds of its bin (numeric), as JSON. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest_kind.h"
 #include "core/bounds.h"
 #include "core/matrix.h"
 #include "core/model.h"
@@ -286,7 +287,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendall(o, "\"model_id\":\"");
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
   int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
-  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", diprime ? "diprime" : f->sharp ? "rdt#" : "rdt",
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", rdt_forest_kind_of(c->algorithm)->option,
                       regression ? "regression" : "classification");
   /* With unit facts, "epsilon" is the whole release's and the mechanism
   ** below spends epsilon_division.model_per_row per row (unit.h). */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/diprime.h"
+#include "core/forest_kind.h"
 #include "core/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
@@ -248,11 +249,13 @@ static void count_buffered(train_state *st) {
   point_at_buffer(st);
 }
 
-static const char *algorithm_note(const rdt_config *c) {
-  return c->algorithm == RDT_ALGO_DIPRIME  ? "diprime"
-         : c->algorithm == RDT_ALGO_MATRIX ? "rdt, matrix noise"
-         : c->algorithm == RDT_ALGO_SHARP  ? "rdt#"
-                                           : "rdt";
+static const char *algorithm_note(const rdt_config *c) { return rdt_forest_kind_of(c->algorithm)->note; }
+
+/* What the kind's plan, build and release read: the buffered or public rows. */
+static rdt_forest_input forest_input(const train_state *st) {
+  rdt_forest_input in = {st->rows_x, st->rows_c, st->rows_y, st->n_rows, st->pub, st->n_pub, 0};
+  in.public_n = st->config.public_n;
+  return in;
 }
 
 /* The "note" of options that parsed: read once more, here, so that the
@@ -290,8 +293,8 @@ static int configure_options(train_state *st, sqlite3 *db, const char *json, siz
   sizing.config = *config;
   sizing.n_leaves = (uint32_t)1 << config->depth;
   sizing.n_internal = sizing.n_leaves - 1;
-  int multiway = config->algorithm == RDT_ALGO_MATRIX || config->algorithm == RDT_ALGO_SHARP;
-  uint64_t size = multiway ? 0 : rdt_model_size(&sizing);
+  const rdt_forest_kind *kind = rdt_forest_kind_of(config->algorithm);
+  uint64_t size = kind->multiway ? 0 : rdt_model_size(&sizing);
   int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
   if (size > (uint64_t)limit) {
     snprintf(err, en,
@@ -300,14 +303,7 @@ static int configure_options(train_state *st, sqlite3 *db, const char *json, siz
              config->trees, config->depth, schema->n_classes, (unsigned long long)size, limit);
     return 0;
   }
-  if (config->algorithm == RDT_ALGO_DIPRIME && !rdt_diprime_budget(config, schema->n_features)) {
-    snprintf(err, en, "\"epsilon\" is too small for this DiPriMe configuration: a per-query share rounds to 0");
-    return 0;
-  }
-  /* DiPriMe rounds its per-row eps down to what its queries spend; a release
-  ** with unit facts then states (and a ledger is charged) exactly that much. */
-  if (config->algorithm == RDT_ALGO_DIPRIME && rdt_unit_active(&config->unit))
-    config->unit.eps_total.num = config->unit.eps_bounds.num + (uint64_t)config->unit.max_rows * config->eps.num;
+  if (kind->check && !kind->check(config, schema, err, en)) return 0;
   if (config->ledger[0] && !config->is_private) {
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
@@ -337,7 +333,7 @@ void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
   out->regression = c->task == RDT_TASK_REGRESSION;
   out->target_min = c->target_min;
   out->target_max = c->target_max;
-  out->max_rows = c->algorithm == RDT_ALGO_DIPRIME ? c->max_rows : 0;
+  out->max_rows = rdt_forest_kind_of(c->algorithm)->buffers_rows ? c->max_rows : 0;
 }
 
 /* The ledger note's tail for a release with unit facts (unit.h). */
@@ -390,7 +386,7 @@ int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const c
   else if (config->auto_depth)
     snprintf(request, sizeof request, "%s, %u trees, depth chosen from a noisy row count (%u at most)",
              algorithm_note(config), config->trees, config->depth);
-  else if (config->algorithm == RDT_ALGO_SHARP && (!config->depth || !config->primary_trees))
+  else if (rdt_forest_kind_of(config->algorithm)->reads_public_rows && (!config->depth || !config->primary_trees))
     snprintf(request, sizeof request, "%s, trees and depth chosen from the public rows", algorithm_note(config));
   else
     snprintf(request, sizeof request, "%s, %u trees, depth %u", algorithm_note(config), config->trees,
@@ -445,9 +441,7 @@ static char *trained_json(const train_state *st) {
   } else {
     const rdt_forest *f = &st->forest;
     const rdt_config *c = &f->config;
-    sqlite3_str_appendf(o, "{\"algorithm\":\"%s\"", c->algorithm == RDT_ALGO_DIPRIME ? "diprime"
-                                                      : f->sharp                        ? "rdt#"
-                                                                                        : "rdt");
+    sqlite3_str_appendf(o, "{\"algorithm\":\"%s\"", rdt_forest_kind_of(c->algorithm)->option);
     if (f->matrix)
       sqlite3_str_appendf(o, ",\"noise\":\"matrix\",\"strategy\":\"%s\"", rdt_strategy_name(f->matrix->strategy));
     sqlite3_str_appendf(o, ",\"trees\":%u,\"depth\":%u,\"depth_from\":\"%s\"", c->trees, c->depth,
@@ -492,18 +486,16 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
     }
     return 1;
   }
-  int multiway = config->algorithm == RDT_ALGO_MATRIX || config->algorithm == RDT_ALGO_SHARP;
-  if (config->algorithm == RDT_ALGO_SHARP) {
+  const rdt_forest_kind *kind = rdt_forest_kind_of(config->algorithm);
+  if (kind->reads_public_rows) {
     /* The public rows, before any private row is used. */
     if (!read_public_rows(db, st, &st->schema, config->public_query, err, en)) return 0;
-    double n = (double)(config->public_n ? config->public_n : st->n_pub);
     st->depth_from_public = config->depth == 0;
-    if (config->depth == 0) config->depth = rdt_sharp_depth(&st->schema, config->bins, n);
-    if (config->primary_trees == 0) { /* no "trees": from public facts (sharp.h) */
-      config->primary_trees =
-          rdt_sharp_primary(&st->schema, config->bins, config->depth, n, rdt_eps_to_double(config->eps));
-      config->trees += config->primary_trees;
-    }
+  }
+  rdt_forest_input in = forest_input(st);
+  if (kind->plan && !kind->plan(config, &st->schema, &in)) { /* from public facts only */
+    snprintf(err, en, "the forest could not be planned from its public rows");
+    return 0;
   }
   st->built = 1; /* the forest owns the schema from here, even on failure */
   if (!rdt_forest_init(&st->forest, &st->schema, config) ||
@@ -511,13 +503,13 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
     snprintf(err, en, "%s", st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
     return 0;
   }
-  if (config->algorithm == RDT_ALGO_SHARP && !rdt_sharp_build(&st->forest, st->pub, st->n_pub, err, en)) {
-    if (!err[0]) snprintf(err, en, "out of memory while drawing the RDT# trees");
+  if (kind->build && !kind->build(&st->forest, &in, err, en)) {
+    if (!err[0]) snprintf(err, en, "out of memory while drawing the %s trees", kind->name);
     return 0;
   }
   uint64_t size;
   int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  if (multiway && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
+  if (kind->multiway && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
     snprintf(err, en,
              "model too large: %u multiway trees of depth %u with %llu leaves and %u classes need %llu bytes, above "
              "this connection's SQLITE_LIMIT_LENGTH of %d; use fewer trees, a smaller depth or fewer bins",
@@ -527,7 +519,7 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   }
   /* No worker (no memory, no thread, one CPU) is not an error: the steps
   ** then count the rows themselves, with the same result. */
-  if (config->threads == 2 && config->algorithm != RDT_ALGO_DIPRIME && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+  if (config->threads == 2 && !kind->buffers_rows && sysconf(_SC_NPROCESSORS_ONLN) > 1)
     st->worker = rdt_train_worker_start(&st->forest);
   point_at_buffer(st);
   return 1;
@@ -609,7 +601,7 @@ int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **f
     learner_row(st, label, features);
     return 1;
   }
-  if (st->forest.config.algorithm == RDT_ALGO_DIPRIME) return diprime_buffer_row(st, label, features, err, en);
+  if (rdt_forest_kind_of(st->forest.config.algorithm)->buffers_rows) return diprime_buffer_row(st, label, features, err, en);
   /* Rows whose label is NULL or not in "classes" are dropped (documented). */
   long cls = rdt_sql_class(&st->forest.schema, label);
   if (cls < 0) return 1;
@@ -711,17 +703,8 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
   }
   rdt_rng noise;
   rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
-  int released = 1;
-  if (f->config.algorithm == RDT_ALGO_DIPRIME) {
-    released = rdt_diprime_train(f, st->rows_x, st->rows_c, st->rows_y, st->n_rows, &noise);
-  } else if (f->config.algorithm == RDT_ALGO_MATRIX) {
-    released = rdt_matrix_release(f, &noise);
-  } else if (f->config.algorithm == RDT_ALGO_SHARP) {
-    released = rdt_sharp_release(f, st->pub, st->n_pub, &noise);
-  } else {
-    if (f->config.auto_depth) released = rdt_forest_choose_depth(f, &noise);
-    if (released) released = rdt_forest_add_noise(f, &noise);
-  }
+  rdt_forest_input in = forest_input(st);
+  int released = rdt_forest_kind_of(f->config.algorithm)->release(f, &in, &noise);
   rdt_rng_clear(&noise);
   if (released) released = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
   if (!released) {

@@ -1,0 +1,62 @@
+/*
+** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
+** table, so that the SQLite binding asks a forest's kind what it needs
+** (its names, whether it buffers or reads public rows, how it releases)
+** instead of switching on the algorithm enum. No SQLite.
+**
+** Contract:
+**   1. Every rdt_algorithm value has exactly one kind; rdt_forest_kind_of()
+**      never returns NULL for a forest built by rdt_forest_init or decoded
+**      by model.c (an unknown value gets the RDT kind's entry only if the
+**      caller validated it first: model.c does).
+**   2. release() adds all the noise of the kind's mechanism (its own
+**      contract in forest.h, diprime.h, matrix.h, sharp.h) and returns 0
+**      without releasing anything when the noise cannot be set up or memory
+**      runs out. It reads the rows the kind asked to keep (buffers_rows) or
+**      the public rows (reads_public_rows) from `in`.
+**   3. plan() and build() run before any private row: plan() completes the
+**      configuration from public facts (RDT#: depth and trees from the
+**      public rows), build() draws what depends on them.
+*/
+#ifndef RDT_FOREST_KIND_H
+#define RDT_FOREST_KIND_H
+
+#include "forest.h"
+
+/* What a release may read besides the forest's counters. */
+typedef struct rdt_forest_input {
+  const double *rows_x;     /* buffered private rows (buffers_rows), row-major */
+  const uint32_t *rows_c;   /* their classes */
+  const double *rows_y;     /* their targets (regression) */
+  uint64_t n_rows;
+  const double *pub;        /* public rows (reads_public_rows), row-major */
+  uint64_t n_pub;
+  uint64_t public_n;        /* the public row count its rules use ("rows", else n_pub) */
+} rdt_forest_input;
+
+typedef struct rdt_forest_kind {
+  rdt_algorithm algorithm;
+  const char *name;           /* rdt_info, rdt_export, inspection: "rdt", "diprime", "matrix", "rdt#" */
+  const char *option;         /* the "algorithm" option that asks for it ("rdt" for matrix noise) */
+  const char *noise;          /* the "noise" option, or NULL */
+  const char *note;           /* the ledger's request: "rdt", "diprime", "rdt, matrix noise", "rdt#" */
+  int multiway;               /* trees sized by their drawn structure (model size known after build) */
+  int buffers_rows;           /* keeps its rows until release (no counting thread) */
+  int reads_public_rows;      /* needs the public rows before any private row */
+  int batch_prediction;       /* rdt_predict_batch answers from its non-private models */
+  /* The kind's own parameter checks once the options parsed, before any
+  ** row (NULL: none): 1, or 0 with err. DiPriMe: its budget's shares. */
+  int (*check)(rdt_config *c, const rdt_schema *s, char *err, size_t en);
+  /* Contract 3 (NULL: nothing to do). Return 1, or 0 with err. */
+  int (*plan)(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in);
+  int (*build)(rdt_forest *f, const rdt_forest_input *in, char *err, size_t en);
+  int (*release)(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise); /* contract 2 */
+  /* The ε one tree's release accounts for (inspection); NULL: ε / trees. */
+  double (*tree_epsilon)(const rdt_config *c);
+} rdt_forest_kind;
+
+const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm);
+/* By rdt_info/export name ("rdt", "diprime", "matrix", "rdt#"); NULL if none. */
+const rdt_forest_kind *rdt_forest_kind_named(const char *name);
+
+#endif
