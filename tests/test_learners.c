@@ -764,6 +764,38 @@ static void test_pt(const rdt_schema *s, const double *x, const uint32_t *cls, c
     }
     free(q);
     check(crafted, "private_tree: decode refuses a split that is not a candidate");
+    /* version 2: one split per level (contract 3), nodes in heap order from byte 44 */
+    int shared = 1;
+    for (size_t i = 1; i < 15; i++) {
+      size_t first = i < 3 ? 1 : i < 7 ? 3 : 7;
+      shared &= memcmp(e1.p + 44 + 8 * i, e1.p + 44 + 8 * first, 8) == 0;
+    }
+    check(shared, "private_tree: all the nodes of a level carry the level's one split");
+    unsigned char *w = malloc(e1.n);
+    int mixed = w != NULL, v1 = w != NULL;
+    if (w) {
+      /* node 2 split differently from node 1: refused in version 2, read in version 1 */
+      memcpy(w, e1.p, e1.n);
+      uint32_t f = w[44 + 8] == 0 ? 1 : 0;
+      memset(w + 44 + 16, 0, 8);
+      w[44 + 16] = (unsigned char)f;
+      void *t2 = decode(l, w, e1.n, s, &c);
+      mixed = t2 == NULL;
+      if (t2) l->free(t2);
+      w[0] = 1;
+      t2 = decode(l, w, e1.n, s, &c);
+      rdt_bytes e4 = {0}, dj = {0};
+      v1 = t2 && encode(l, t2, &e4) && e4.n == e1.n && memcmp(e4.p, w, e1.n) == 0 && predictions_sane(l, t2, NC);
+      if (t2) l->describe(t2, &dj);
+      rdt_bytes_put(&dj, "", 1);
+      v1 = v1 && !dj.oom && strstr((char *)dj.p, "at every node of each level") != NULL;
+      rdt_bytes_free(&dj);
+      if (v1) rdt_bytes_free(&e4);
+      if (t2) l->free(t2);
+      free(w);
+    }
+    check(mixed, "private_tree: decode refuses a version 2 payload whose level has two splits");
+    check(v1, "private_tree: a version 1 payload (one split per node) decodes, re-encodes as itself, and says so");
     rdt_bytes_free(&e1);
   }
   rdt_rng_clear(&r1);
@@ -771,6 +803,32 @@ static void test_pt(const rdt_schema *s, const double *x, const uint32_t *cls, c
   l->free(a);
   l->free(h2);
   l->free(all);
+}
+
+/* Contract 3's utility where the majority term alone is flat: class 0 leads
+** on both sides of every candidate (class 1 is 40% of code "c" and absent
+** elsewhere), so the majority counts tie everywhere; the L2 term still makes
+** "c is code 2" the non-private root split (before it, the first candidate in
+** order, x <= bin 0, won the tie). */
+static void test_pt_flat_majority(const rdt_schema *s) {
+  const rdt_learner *l = &rdt_learner_private_tree;
+  rdt_learn_common plain = common(0, 0);
+  char err[256];
+  void *st = start(l, "{\"depth\": 1, \"bins\": 8}", s, &plain, err, sizeof err);
+  rdt_bytes b = {0};
+  int ok = st != NULL;
+  for (int i = 0; ok && i < 300; i++) {
+    double x[NF] = {(i % 17) / 17.0, -5 + (i % 13) * 0.7, (double)(i % 3)};
+    l->row(st, x, i % 3 == 2 && i % 5 < 2, 0);
+  }
+  rdt_rng rng;
+  seeded(&rng, "pt-flat");
+  ok = ok && l->finish(st, &rng) && encode(l, st, &b) && b.n >= 52;
+  check(ok && b.p[44] == 2 && b.p[48] == 2, "private_tree: with one class leading everywhere the root still splits on "
+                                             "the informative code (non-private)");
+  rdt_bytes_free(&b);
+  if (st) l->free(st);
+  rdt_rng_clear(&rng);
 }
 
 /* The forest learners (forest_learner.h): matrix_forest trains and predicts,
@@ -862,6 +920,7 @@ int main(void) {
     test_pt_auto_depth(&s, x, cls);
     test_pt(&s, x, cls, tx, tcls);
     test_forest_learners(&s, x, cls, tx, tcls);
+    test_pt_flat_majority(&s);
     rdt_schema_free(&s);
   }
   free(x);

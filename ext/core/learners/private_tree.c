@@ -18,8 +18,9 @@
 **      candidate at all (no feature, or only categorical features with one
 **      bin), the public rule makes the tree a single leaf (used depth 0);
 **      otherwise the used depth is "depth" (or the one "auto" chooses) and
-**      the tree is complete: every internal node has a split, whatever the
-**      rows.
+**      the tree is complete and oblivious: every internal node has a split,
+**      whatever the rows, and all the nodes of one level share the same one
+**      (one selection per level, 3).
 **   2. State before finish(): a compact binned copy of the rows, one record
 **      per row: the bin of every feature (one byte each when every feature
 **      has at most 256 bins, else two) and the class (two bytes). Memory:
@@ -32,23 +33,37 @@
 **      per = floor(num / (2D)) for each level (0 when D = 0), eps_leaf =
 **      num - D * per >= num / 2, so D * per + eps_leaf = num: the total is
 **      exactly eps.
-**      - Level l (0 <= l < D): its 2^l nodes hold disjoint sets of rows (the
-**        partition is fixed by the splits released at earlier levels:
-**        adaptive composition). Each node chooses its split by
+**      - Level l (0 <= l < D): one split for all its 2^l nodes, chosen by
 **        permute-and-flip (select.h) at eps `per` over the utilities
-**        u(f, t) = sum over the two sides of the count of the side's
-**        majority class (rows a majority-vote stump classifies correctly).
-**        Adding a row adds 1 to one class count of one side of each
-**        candidate, so u moves by 0 or 1, always upward: sensitivity 1,
-**        monotone (select.h contract 2). One row is in exactly one node of
-**        the level, so the level is `per`-DP (parallel composition), and the
-**        D levels are D * per-DP (sequential composition).
+**          u(f, t) = sum over the level's nodes, over the two sides of the
+**                    candidate, of M * max_k n_k + floor(M * ||n||_2),
+**        n the side's vector of class counts, M = 256 (the nodes' rows are
+**        fixed by the splits released at earlier levels: adaptive
+**        composition). Adding a row adds 1 to one class count of one side
+**        of each candidate in exactly one node: max_k n_k moves by 0 or 1,
+**        ||n||_2 by a value in [0, 1] (triangle inequality; counts are
+**        non-negative), so floor(M ||n||_2) by 0 .. M, and u by 0 .. 2M,
+**        always upward: sensitivity 2M = 512, monotone (select.h contract
+**        2). Each level is `per`-DP, the D levels D * per-DP (sequential
+**        composition). Why this utility: the majority term (rows a
+**        majority-vote stump gets right) is flat when one class leads on
+**        both sides of every candidate, so the selection is then uniform;
+**        the norm term is not (||a||_2 + ||b||_2 = ||a + b||_2 only for
+**        proportional class counts), so a split that separates the classes
+**        still wins. Why one split per level: the selection sees every row,
+**        so the utilities' gaps do not shrink by 2^l with depth while the
+**        noise of permute-and-flip stays 2M / per. floor(M sqrt(.)) is
+**        computed with integers only (exact: every side holds < 2^32 rows,
+**        so the sum of squares fits 64 bits).
 **      - Leaves: the 2^D leaves hold disjoint rows; each releases its C class
 **        counts plus discrete Laplace noise of scale 1/eps_leaf. Adding a
 **        row moves one count of one leaf by 1: L1 sensitivity 1, eps_leaf-DP.
 **      Together: D * per + eps_leaf = eps. The utility's sensitivity does
 **      not depend on any private count (no Gini ratio with a private
-**      denominator).
+**      denominator). Models of payload version 1 (earlier releases) chose
+**      one split per node by the majority term alone (sensitivity 1, the
+**      level's nodes disjoint: parallel composition), with the same shares;
+**      they still decode and predict.
 **   3b. "depth": "auto": eps_count = floor(num / 20) goes first to the row
 **      count plus discrete Laplace of scale 1/eps_count (sensitivity 1);
 **      D = floor(log2(n^ eps / (8 K))) clamped into 1..8 (0 without a
@@ -60,20 +75,20 @@
 **      draw. An allocation failure after that draw releases nothing and
 **      marks the state failed (no second draw); what it could reveal is a
 **      function of the noisy count, already paid for.
-**   4. finish() runs one selection at every internal node, an empty node
-**      too, and draws the noise of every leaf count: the control flow does
-**      not depend on the rows (the work per node does: the timing threat of
-**      the README). Everything that can fail (noise parameters, every
+**   4. finish() runs one selection per level, whatever the rows (an empty
+**      node adds zeros to the level's utilities), and draws the noise of
+**      every leaf count: the control flow does not depend on the rows (the
+**      work per selection does: the timing threat of the README). Everything that can fail (noise parameters, every
 **      allocation) comes before the first draw; it returns 0 without
 **      releasing anything otherwise. Afterwards the row copy and every
 **      scratch histogram are wiped and freed; only the splits and the noisy
 **      leaf counts remain. Non-private ("epsilon": null): the best split at
-**      each node (first in candidate order), exact leaf counts, shares 0.
+**      each level (first in candidate order), exact leaf counts, shares 0.
 **   5. predict() walks the tree with the row's public bins; the leaf's class
 **      probabilities are its counts clamped at 0 plus a pseudo-count of half
 **      the noise scale (0.5 / eps_leaf; 1 when not private), normalised: they
 **      are finite and add up to 1. Before finish() it predicts uniformly.
-**   6. Payload (little-endian): u32 version (1), u32 bins, u32 depth (the
+**   6. Payload (little-endian): u32 version (2; 1 is still read), u32 bins, u32 depth (the
 **      option; 0 for "auto", whose count share is then implied), u32 used
 **      depth D, u32 private (0 or 1), u64 per-level eps
 **      num, u64 eps_leaf num, u32 C, u32 d, then the 2^D - 1 internal nodes
@@ -82,8 +97,9 @@
 **      u64 (two's complement), leaf by leaf. decode() checks every field
 **      against the schema, the options' ranges and the common facts (the
 **      used depth and the shares recomputed from them, each split a
-**      candidate of contract 1) and the payload's length before it
-**      allocates; re-encoding gives the same bytes.
+**      candidate of contract 1, in version 2 the same split at every node of
+**      a level) and the payload's length before it allocates; re-encoding
+**      gives the same bytes (the version read is kept).
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed. merge() appends the rows of an
 **      unreleased state of the same shape; row() ignores a released state.
@@ -98,11 +114,13 @@
 
 #include "../select.h"
 
-#define PT_VERSION 1u
+#define PT_VERSION 2u /* 2: one split per level (contract 3); 1: one per node, still read */
+#define PT_M 256u     /* the utility's scale: sensitivity 2 * PT_M (contract 3) */
 
 #define PT_COUNT_SHARE 20 /* "depth": "auto": eps / 20 for the noisy row count */
 
 typedef struct pt_state {
+  uint32_t version;      /* of the payload: PT_VERSION, or the one decoded */
   uint32_t n_classes, n_features, bins, depth, depth_eff; /* depth 0: "auto" */
   int is_private, released, failed;
   rdt_eps eps_level, eps_leaf;
@@ -163,6 +181,7 @@ static pt_state *pt_alloc(const rdt_schema *s, uint32_t bins, uint32_t depth, in
   uint32_t C = s->n_classes, d = s->n_features;
   pt_state *st = calloc(1, sizeof *st);
   if (!st) return NULL;
+  st->version = PT_VERSION;
   st->n_classes = C;
   st->n_features = d;
   st->bins = bins;
@@ -374,15 +393,36 @@ static int pt_left(const pt_state *st, uint32_t f, uint32_t t, uint32_t bin) {
   return st->features[f].type == RDT_FEATURE_CATEGORICAL ? bin == t : bin <= t;
 }
 
-static int64_t pt_max(const int64_t *v, uint32_t n) {
-  int64_t m = v[0];
-  for (uint32_t k = 1; k < n; k++)
-    if (v[k] > m) m = v[k];
-  return m;
+/* floor(PT_M * sqrt(S)) in integers only: r = floor(sqrt(S)) bit by bit
+** (S < 2^64, so r < 2^32), then the largest j < PT_M with
+** (PT_M r + j)^2 <= PT_M^2 S, i.e. 2 PT_M r j + j^2 <= PT_M^2 (S - r^2),
+** where S - r^2 <= 2r: every term stays below 2^50. A fixed number of steps. */
+static int64_t pt_scaled_sqrt(uint64_t S) {
+  uint64_t r = 0;
+  for (int b = 31; b >= 0; b--) {
+    uint64_t c = r | (uint64_t)1 << b;
+    if (c * c <= S) r = c;
+  }
+  uint64_t e = S - r * r, j = 0;
+  for (uint64_t c = PT_M / 2; c >= 1; c /= 2)
+    if (2 * PT_M * r * (j + c) + (j + c) * (j + c) <= PT_M * PT_M * e) j += c;
+  return (int64_t)(PT_M * r + j);
 }
 
-/* Contract 3: the utility of every candidate at a node with histogram h
-** (bin-major, C classes per bin) and class totals tot. */
+/* Contract 3: one side's term, M * max_k n_k + floor(M * ||n||_2), from
+** exact non-negative counts (of fewer than 2^32 rows). */
+static int64_t pt_side(const int64_t *v, uint32_t n) {
+  int64_t m = 0;
+  uint64_t S = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (v[k] > m) m = v[k];
+    S += (uint64_t)v[k] * (uint64_t)v[k];
+  }
+  return (int64_t)PT_M * m + pt_scaled_sqrt(S);
+}
+
+/* Contract 3: adds to u the utility of every candidate at a node with
+** histogram h (bin-major, C classes per bin) and class totals tot. */
 static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *tot, int64_t *left, int64_t *right,
                          int64_t *u) {
   uint32_t C = st->n_classes;
@@ -392,7 +432,7 @@ static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *to
     if (st->features[f].type == RDT_FEATURE_CATEGORICAL) {
       for (uint32_t t = 0; t < st->n_cand[f]; t++) {
         for (uint32_t k = 0; k < C; k++) right[k] = tot[k] - hf[(size_t)t * C + k];
-        u[i++] = pt_max(hf + (size_t)t * C, C) + pt_max(right, C);
+        u[i++] += pt_side(hf + (size_t)t * C, C) + pt_side(right, C);
       }
     } else {
       memset(left, 0, C * sizeof *left);
@@ -401,7 +441,7 @@ static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *to
           left[k] += hf[(size_t)t * C + k];
           right[k] = tot[k] - left[k];
         }
-        u[i++] = pt_max(left, C) + pt_max(right, C);
+        u[i++] += pt_side(left, C) + pt_side(right, C);
       }
     }
   }
@@ -416,7 +456,7 @@ static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_ep
     for (uint32_t D = 1; D <= RDT_PT_MAX_DEPTH; D++) { /* every D it may choose, before the draw */
       rdt_eps l, f;
       pt_split(st->eps_rest, D, &l, &f);
-      if (!rdt_laplace_params(l, 1, &a, &b) || !rdt_laplace_params(f, 1, &a, &b)) return 0;
+      if (!rdt_laplace_params(l, 2 * PT_M, &a, &b) || !rdt_laplace_params(f, 1, &a, &b)) return 0;
     }
     if (!rdt_laplace_params(st->eps_rest, 1, &a, &b)) return 0;
   }
@@ -440,7 +480,7 @@ static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
   if (st->is_private) {
     /* Everything that can fail comes before the first draw (contract 4). */
     if (!rdt_laplace_params(st->eps_leaf, 1, &ls, &lt)) return 0;
-    if (st->depth_eff && !rdt_laplace_params(st->eps_level, 1, &ss, &stt)) return 0;
+    if (st->depth_eff && !rdt_laplace_params(st->eps_level, 2 * PT_M, &ss, &stt)) return 0; /* select.c's coins */
   }
   size_t n = st->n_rows, ni = pt_internal(st), nl = pt_leaves(st), hn = st->hoff[st->n_features] * C;
   size_t nc = st->total_cand;
@@ -462,33 +502,37 @@ static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
     seg[1] = n;
     for (uint32_t l = 0; ok && l < st->depth_eff; l++) {
       size_t nn = (size_t)1 << l;
-      for (size_t j = 0; ok && j < nn; j++) {
-        size_t node = nn - 1 + j, a = seg[j], b = seg[j + 1];
+      /* the level's utilities: the sum over its nodes (contract 3) */
+      memset(util, 0, nc * sizeof *util);
+      for (size_t j = 0; j < nn; j++) {
         memset(hist, 0, hn * sizeof *hist);
         memset(tot, 0, C * sizeof *tot);
-        for (size_t i = a; i < b; i++) {
+        for (size_t i = seg[j]; i < seg[j + 1]; i++) {
           const unsigned char *r = st->rows + (size_t)order[i] * st->rec;
           uint32_t k = pt_get_class(st, r);
           tot[k]++;
           for (uint32_t f = 0; f < st->n_features; f++) hist[(st->hoff[f] + pt_get_bin(st, r, f)) * C + k]++;
         }
         pt_utilities(st, hist, tot, left, right, util);
-        long c = 0;
-        if (st->is_private) {
-          c = rdt_permute_and_flip(noise, util, nc, st->eps_level, 1, 1, pf);
-        } else {
-          for (size_t i = 1; i < nc; i++)
-            if (util[i] > util[c]) c = (long)i;
-        }
-        if (c < 0) { /* unreachable: the parameters were checked above */
-          ok = 0;
-          break;
-        }
-        uint32_t f = 0;
-        size_t cc = (size_t)c;
-        while (cc >= st->n_cand[f]) cc -= st->n_cand[f++];
-        st->split_f[node] = f;
-        st->split_t[node] = (uint32_t)cc;
+      }
+      long c = 0;
+      if (st->is_private) {
+        c = rdt_permute_and_flip(noise, util, nc, st->eps_level, 2 * PT_M, 1, pf);
+      } else {
+        for (size_t i = 1; i < nc; i++)
+          if (util[i] > util[c]) c = (long)i;
+      }
+      if (c < 0) { /* unreachable: the parameters were checked above */
+        ok = 0;
+        break;
+      }
+      uint32_t f = 0;
+      size_t cc = (size_t)c;
+      while (cc >= st->n_cand[f]) cc -= st->n_cand[f++];
+      for (size_t j = 0; j < nn; j++) {
+        size_t a = seg[j], b = seg[j + 1];
+        st->split_f[nn - 1 + j] = f;
+        st->split_t[nn - 1 + j] = (uint32_t)cc;
         /* stable partition of the node's rows: left side first */
         size_t m = a;
         for (size_t i = a; i < b; i++)
@@ -564,7 +608,7 @@ static void pt_encode(const void *p, rdt_bytes *out) {
     out->oom = 1;
     return;
   }
-  rdt_bytes_u32(out, PT_VERSION);
+  rdt_bytes_u32(out, st->version);
   rdt_bytes_u32(out, st->bins);
   rdt_bytes_u32(out, st->depth);
   rdt_bytes_u32(out, st->depth_eff);
@@ -586,14 +630,17 @@ static void *pt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   rdt_eps el = {rdt_read_u64(in)}, ef = {rdt_read_u64(in)};
   uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
   if (in->bad) return NULL;
-  int ok = version == PT_VERSION && bins >= 2 && bins <= RDT_PT_MAX_BINS && depth <= RDT_PT_MAX_DEPTH &&
+  int ok = (version == PT_VERSION || version == 1) && bins >= 2 && bins <= RDT_PT_MAX_BINS && depth <= RDT_PT_MAX_DEPTH &&
            priv <= 1 && C == s->n_classes && C >= 1 && d == s->n_features && (int)priv == (c->is_private != 0) &&
            !c->regression && (depth || (depth_eff >= 1 && depth_eff <= RDT_PT_MAX_DEPTH) || depth_eff == 0);
   char err[8];
   /* "auto" (depth 0): the used depth is the one allocated; 0 only without a candidate (pt_alloc's rule) */
   pt_state *st = ok ? pt_alloc(s, bins, depth ? depth : (depth_eff ? depth_eff : 1), (int)priv, err, sizeof err) : NULL;
   ok = st && st->depth_eff == depth_eff;
-  if (ok) st->depth = depth;
+  if (ok) {
+    st->depth = depth;
+    st->version = version;
+  }
   rdt_eps split_from = c->eps;
   if (ok && priv && !depth) {
     pt_auto_shares(c->eps, &st->eps_count, &st->eps_rest);
@@ -623,6 +670,10 @@ static void *pt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
     for (size_t i = 0; ok && i < ni; i++) {
       uint32_t f = rdt_read_u32(in), t = rdt_read_u32(in);
       ok = !in->bad && f < d && t < st->n_cand[f];
+      /* version 2: node i's level starts at node 2^l - 1 <= i, whose split it repeats */
+      size_t first = 0;
+      while (2 * first + 1 <= i) first = 2 * first + 1;
+      if (ok && version == PT_VERSION && i != first) ok = f == st->split_f[first] && t == st->split_t[first];
       if (ok) {
         st->split_f[i] = f;
         st->split_t[i] = t;
@@ -659,28 +710,35 @@ static void pt_predict(const void *p, const double *x, double *out) {
 
 static void pt_describe(const void *p, rdt_bytes *json) {
   const pt_state *st = p;
-  char buf[900], depth[16];
+  char buf[1200], depth[16];
   if (st->depth)
     snprintf(depth, sizeof depth, "%u", st->depth);
   else
     snprintf(depth, sizeof depth, "\"auto\"");
+  /* version 1 payloads (earlier releases) chose a split per node by the majority term alone */
+  const char *how = st->version == 1
+                        ? "at every node of each level a split chosen by permute-and-flip over every (feature, "
+                          "threshold or code) candidate, utility = rows classified correctly by the majority class "
+                          "of each side (sensitivity 1, monotone; the nodes of a level hold disjoint rows)"
+                        : "at each level one split shared by all its nodes, chosen by permute-and-flip over every "
+                          "(feature, threshold or code) candidate, utility = sum over the level's nodes and the two "
+                          "sides of 256 * (majority class count) + floor(256 * L2 norm of the class counts) "
+                          "(sensitivity 512, monotone)";
   if (st->is_private)
     snprintf(buf, sizeof buf,
-             "\"mechanism\":\"private decision tree on public bins: at every node of each level a split chosen by "
-             "permute-and-flip over every (feature, threshold or code) candidate, utility = rows classified "
-             "correctly by the majority class of each side (sensitivity 1, monotone; the nodes of a level hold "
-             "disjoint rows), then discrete Laplace noise of scale 1/epsilon_leaves on every leaf class count "
-             "(the leaves are disjoint); epsilon_count + depth * epsilon_per_level + epsilon_leaves = epsilon\","
+             "\"mechanism\":\"private decision tree on public bins: %s, then discrete Laplace noise of scale "
+             "1/epsilon_leaves on every leaf class count (the leaves are disjoint); epsilon_count + depth * "
+             "epsilon_per_level + epsilon_leaves = epsilon\","
              "\"depth\":%s,\"depth_used\":%u,\"bins\":%u,\"epsilon_count\":%.17g,\"epsilon_per_level\":%.17g,"
              "\"epsilon_leaves\":%.17g,",
-             depth, st->depth_eff, st->bins, rdt_eps_to_double(st->eps_count),
+             how, depth, st->depth_eff, st->bins, rdt_eps_to_double(st->eps_count),
              rdt_eps_to_double(st->eps_level), rdt_eps_to_double(st->eps_leaf));
   else
     snprintf(buf, sizeof buf,
-             "\"mechanism\":\"decision tree on public bins, not private: the best split at every node, exact leaf "
+             "\"mechanism\":\"decision tree on public bins, not private: the best split at every %s, exact leaf "
              "counts\",\"depth\":%s,\"depth_used\":%u,\"bins\":%u,\"epsilon_count\":null,"
              "\"epsilon_per_level\":null,\"epsilon_leaves\":null,",
-             depth, st->depth_eff, st->bins);
+             st->version == 1 ? "node" : "level", depth, st->depth_eff, st->bins);
   rdt_bytes_text(json, buf);
 }
 
