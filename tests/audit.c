@@ -942,6 +942,74 @@ static void audit_boost(int broken) {
   rdt_schema_free(&schema);
 }
 
+/* ---- mechanism 12b: the boost learner's regression (learners/boost.c) ----- */
+/* Neighbours: D = BOOST_ROWS rows with target 0 at x = 0.2 (bin 0 of 2) and
+** D' = D plus one row with target 1 at x = 0.7 (bin 1). The released
+** quantities (trace): the intercept's noisy count, sum and 13 spread bands,
+** then bin 1's noisy vector (C_r * count, g) of the one feature visit. The
+** clip c (grid units) is recomputed from the released intercept with the
+** contract's rule (rdt_boost_clip_units), so the events below are fixed
+** functions of the output. The added row's residual is 1 minus the noisy
+** mean (about 0.07), clipped at c: near the worst case of Contract 3 (the
+** vector moves by C_r = c/4 and by min(c, 0.93 G)). Events: bin 1's
+** components beyond 0.9 of that shift toward D' (or at/below 0 toward D),
+** with and without the intercept's count. The broken twin states the
+** per-bin sensitivity as 2^11 whatever the released clip (up to 5 * 2^10):
+** noise too small for the vector when the clip is wide. */
+#define BOOST_REG_EVENTS 5
+static const char *BOOST_REG_OPTS =
+    "{\"algorithm\": \"boost\", \"epsilon\": 1, \"bins\": 2, \"task\": \"regression\","
+    " \"target\": {\"min\": 0, \"max\": 1},"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+static void audit_boost_regression(int broken) {
+  char ledger[160], label[RDT_MAX_NAME + 1], err[256];
+  rdt_json *opts = NULL;
+  rdt_schema schema;
+  rdt_learn_common common;
+  const rdt_learner *L = &rdt_learner_boost;
+  if (!rdt_options_parse_learner(BOOST_REG_OPTS, strlen(BOOST_REG_OPTS), L, &opts, &schema, &common, ledger,
+                                 sizeof ledger, label, err, sizeof err)) {
+    check(0, "boost regression audit setup");
+    return;
+  }
+  /* a band's noise sd, as boost.c: sqrt(2) times 3 / eps_0, eps_0 = floor(eps / 10) */
+  rdt_eps e0 = {common.eps.num / 10};
+  const double sd = sqrt(2.0) * 3 / rdt_eps_to_double(e0);
+  uint64_t S = broken ? (uint64_t)RDT_BOOST_GRID / 2 : 0; /* 0: the true sensitivity at the released clip */
+  long k[2][BOOST_REG_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "boost-reg-broken" : "boost-reg", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = L->start(opts, &schema, &common, err, sizeof err);
+      if (!st) { ok = 0; break; }
+      double lo = 0.2, hi = 0.7;
+      for (int r = 0; r < BOOST_ROWS; r++) L->row(st, &lo, 0, 0);
+      if (side) L->row(st, &hi, 0, 1);
+      int64_t t[19]; /* intercept n, sum, 13 bands; bin 0: n, g; bin 1: n, g */
+      ok = rdt_boost_finish_traced(st, &rng, S, t, 19);
+      L->free(st);
+      int64_t c = rdt_boost_clip_units((double)t[0], t + 2, sd), cw = c / 4, n = t[17], g = t[18];
+      int64_t shift = (c < RDT_BOOST_GRID * 93 / 100 ? c : RDT_BOOST_GRID * 93 / 100) * 9 / 10;
+      k[side][0] += n >= cw && g >= shift;
+      k[side][1] += n <= 0 && g <= 0;
+      k[side][2] += g >= shift;
+      k[side][3] += g <= 0;
+      k[side][4] += t[0] >= BOOST_ROWS + 1 && n >= cw && g >= shift;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) check(0, "boost regression audit: the learner refused to start or finish");
+  else
+    report(broken ? "boost regression with the per-bin sensitivity stated as 2^11 whatever the released clip"
+                  : "boost regression (intercept, spread bands, clip + one visit) on 100 vs 101 rows",
+           k[0], k[1], BOOST_REG_EVENTS, rdt_eps_to_double(common.eps), !broken);
+  rdt_json_free(opts);
+  rdt_schema_free(&schema);
+}
+
 /* ---- mechanism: auto's guard (learners/auto.c, step 4) --------------------
 ** Neighbours: one validation row more, which moves the exact gain (the
 ** picked model's correct predictions minus the constant model's) by at most
@@ -1394,6 +1462,8 @@ int main(void) {
   audit_constant(1);
   audit_boost(0);
   audit_boost(1);
+  audit_boost_regression(0);
+  audit_boost_regression(1);
   audit_private_tree(0);
   audit_private_tree(1);
   audit_private_tree_levels(0);

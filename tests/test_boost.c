@@ -338,8 +338,98 @@ static void test_trace(void) {
   }
   check(ok, "boost: the released per-bin vectors are (C * count, sum of round(G * gradient)) (no noise)");
   check(rdt_boost_sensitivity(2) == 2 * RDT_BOOST_GRID + 2 + RDT_BOOST_COUNT_WEIGHT &&
-            rdt_boost_sensitivity(0) == RDT_BOOST_GRID + RDT_BOOST_COUNT_WEIGHT,
-        "boost: the stated sensitivities (C + 2G + K; regression C + G)");
+            rdt_boost_sensitivity(0) == RDT_BOOST_GRID + RDT_BOOST_GRID / 4 &&
+            rdt_boost_regression_sensitivity(512) == 640,
+        "boost: the stated sensitivities (C + 2G + K; regression clip + clip / 4, at most 5G/4)");
+  if (st) L->free(st);
+  setup_free(&s);
+}
+
+/* Regression's clip from the released bands (Contract 3): the smallest edge
+** 2^(-k/2) with at most n^/10 rows beyond every edge up to k, with a noise
+** sd of margin per band summed. */
+static void test_clip(void) {
+  int64_t b[13] = {0};
+  b[12] = 100; /* all within 2^-6: the floor G/64 */
+  int ok = rdt_boost_clip_units(100, b, 0) == RDT_BOOST_GRID / 64;
+  b[12] = 80;
+  b[0] = 20; /* a fifth beyond 2^-0.5: no clip */
+  ok = ok && rdt_boost_clip_units(100, b, 0) == RDT_BOOST_GRID;
+  b[0] = 0;
+  b[3] = 11; /* 11 rows in (2^-2, 2^-1.5]: the clip stays at 2^-1.5 G = 1448.2 -> 1452 */
+  b[12] = 89;
+  ok = ok && rdt_boost_clip_units(100, b, 0) == 1452;
+  b[3] = 9; /* 9 rows beyond: within a tenth, down to the floor */
+  ok = ok && rdt_boost_clip_units(100, b, 0) == RDT_BOOST_GRID / 64;
+  int64_t z[13] = {0};
+  z[12] = 100; /* noise sd 5: sqrt(j) 5 <= 10 up to j = 4, so 2^-2 G */
+  ok = ok && rdt_boost_clip_units(100, z, 5) == RDT_BOOST_GRID / 4;
+  ok = ok && rdt_boost_clip_units(-3, z, 0) == RDT_BOOST_GRID && rdt_boost_clip_units(0, z, 0) == RDT_BOOST_GRID;
+  check(ok, "boost regression: the clip from the spread bands (tenth beyond, noise margin, floor G/64, empty)");
+}
+
+/* The regression release without noise: 10 rows with target 0.4 in bin 0,
+** 10 with 0.6 in bin 1 (bounds [0, 1]): mean 0.5, every |target - mean| =
+** 0.1 in band 6 (2^-3.5 .. 2^-3), so the clip is 2^-3 G = 512 and the count
+** weight 128; the centred sum is 0; each bin's residual sum is 10 round(+-0.1 G) = +-4100; the
+** steps are the bins' mean residuals. */
+static void test_trace_regression(void) {
+  const char *json = "{\"algorithm\": \"boost\", \"epsilon\": null, \"bins\": 2, \"task\": \"regression\","
+                     " \"target\": {\"min\": 0, \"max\": 1},"
+                     " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  setup s;
+  setup_parse(&s, json);
+  void *st = start(&s);
+  int ok = st != NULL;
+  if (ok) {
+    double lo = 0.2, hi = 0.7;
+    for (int i = 0; i < 10; i++) L->row(st, &lo, 0, 0.4);
+    for (int i = 0; i < 10; i++) L->row(st, &hi, 0, 0.6);
+    int64_t t[2 + 13 + 4 + 1];
+    memset(t, 0x55, sizeof t);
+    rdt_rng rng;
+    seeded(&rng, "trace-regression");
+    ok = rdt_boost_finish_traced(st, &rng, 0, t, 19);
+    rdt_rng_clear(&rng);
+    ok = ok && t[0] == 20 && t[1] == 10 * (-6554 + 6554); /* the centred sum */
+    for (int k = 0; k < 13; k++) ok = ok && t[2 + k] == (k == 6 ? 20 : 0);
+    ok = ok && t[15] == 10 * 128 && t[16] == -4100 && t[17] == 10 * 128 && t[18] == 4100 &&
+         t[19] == 0x5555555555555555LL;
+    double x = 0.2, y0, y1;
+    L->predict(st, &x, &y0);
+    x = 0.7;
+    L->predict(st, &x, &y1);
+    ok = ok && fabs(y0 - (0.5 - 4100.0 / 4096 / 10)) < 1e-12 && fabs(y1 - (0.5 + 4100.0 / 4096 / 10)) < 1e-12;
+  }
+  check(ok, "boost regression: the released count, sum, spread bands and per-bin (C_r * count, residual sum) (no noise)");
+  if (st) L->free(st);
+  setup_free(&s);
+}
+
+/* Private regression beats the noisy mean on data_row's signal (y = -1 + 3x
+** + 0.5 [c = 0], bounds [-1, 3]): 3000 rows, epsilon 1, MSE on 300 rows. */
+static void test_learns_regression(void) {
+  char json[1024];
+  snprintf(json, sizeof json, REG_OPTS, "1", "");
+  setup s;
+  setup_parse(&s, json);
+  void *st = trained(&s, 3000, "learns-regression");
+  double mean = 0, mse = 0, mse0 = 0;
+  for (int i = 0; i < 3000; i++) {
+    double x[2], y;
+    uint32_t c;
+    data_row(i, x, &c, &y);
+    mean += y / 3000;
+  }
+  for (int i = 0; st && i < 300; i++) {
+    double x[2], y, p;
+    uint32_t c;
+    data_row(i, x, &c, &y);
+    L->predict(st, x, &p);
+    mse += (p - y) * (p - y) / 300;
+    mse0 += (mean - y) * (mean - y) / 300;
+  }
+  check(st && mse < 0.25 * mse0, "boost private regression: learns a two-feature signal (MSE below a quarter of the mean's)");
   if (st) L->free(st);
   setup_free(&s);
 }
@@ -441,6 +531,9 @@ int main(void) {
   test_merge(REG_OPTS, "null", "non-private regression");
   test_fail_closed();
   test_trace();
+  test_clip();
+  test_trace_regression();
+  test_learns_regression();
   test_learns();
   test_auto_bins();
   printf("%d passed, %d failed\n", n_pass, n_fail);

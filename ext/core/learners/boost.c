@@ -19,9 +19,8 @@
 ** row count (the sum of the noisy class counts clamped at 0; regression: the
 ** noisy count), so the choice is post-processing; non-private, the exact
 ** count. Bin j of F is bin j / (F / B), in training and in predict().
-** Options: "bins", "rounds" (1..4, default 1), "learning_rate" (0 < lr <= 10;
-** default 1.0 for classification, 0.1 for regression, where d correlated
-** features stepping together overshoot, see the design notes).
+** Options: "bins", "rounds" (1..4, default 1), "learning_rate" (0 < lr <= 10,
+** default 1.0; regression's steps are shrunk by their noise instead, Contract 4).
 **
 ** Training needs the current model's prediction for every row while it
 ** visits the features in turn, so row() keeps a compact binned copy.
@@ -43,34 +42,66 @@
 **      sensitivity is the one row's own contribution).
 **   2. The intercept. Classification: the K class counts; one row changes one
 **      count by 1, L1 sensitivity 1, discrete Laplace of scale 1/eps_0 each:
-**      eps_0-DP. Regression (as constant.c): the row count (sensitivity 1)
-**      and the sum of the targets scaled into [0, 1] on the grid 2^-16
-**      (sensitivity 2^16 grid units), each with eps_0 / 2: eps_0-DP.
+**      eps_0-DP. Regression: the row count (sensitivity 1) and the centred
+**      sum of the targets u scaled into [0, 1], sum of round(2^16 (u - 1/2))
+**      (sensitivity 2^15 grid units, as |u - 1/2| <= 1/2); the intercept is
+**      m = 1/2 + sum / (max(count, 0) + 1.5 / eps_0 pseudo rows) clamped
+**      into [0, 1] (centring halves the sum's noise, and the count's noise
+**      weighs only |m - 1/2|); then, given m, the spread: the 13 band counts of |u - m|, band k between
+**      the public edges 2^(-(k+1)/2) and 2^(-k/2) (k = 0 .. 11), band 12
+**      below 2^-6; one row lies in one band, L1 sensitivity 1. Each of the
+**      three releases has eps_0 / 3 (adaptive composition): eps_0-DP.
 **   3. A feature visit releases, for every bin of the feature, the vector
 **      (C * count, g_1, ..., g_K) in grid units, g_k the sum over the bin's
 **      rows of round(G * (onehot(y)_k - p_k)), p the softmax of the row's
-**      current scores (regression: one g, the sum of round(G * r), r = the
-**      target minus the clamped current prediction, both scaled into [0, 1]
-**      by the public range, so r is in [-1, 1]). One row lies in exactly one
+**      current scores (regression: the vector (C_r * count, g), g the sum of
+**      round(G * r), r = the target minus the clamped current prediction, both
+**      scaled into [0, 1] by the public range, clipped into [-c, c] below).
+**      One row lies in exactly one
 **      bin and changes only that bin's vector: by C in the count, and by
 **      sum_k |round(G * g_k)| <= G * sum_k |g_k| + K / 2 <= 2G + K in the
 **      gradients, since sum_k |onehot_k - p_k| = 2 (1 - p_y) <= 2 (a guard
 **      drops a row's gradient should floating point ever exceed it).
-**      Regression: |round(G r)| <= G, because +-G are integers. So the whole
-**      release of a visit (all bins) has L1 sensitivity S = C + 2G + K grid
-**      units (regression S = C + G), and every component of every bin gets
+**      So the whole release of a visit (all bins) has L1 sensitivity
+**      S = C + 2G + K grid units, and every component of every bin gets
 **      discrete Laplace of scale S / eps_q: eps_q-DP per visit.
-**   4. The step is post-processing of the noisy vectors: score[f][b][k] +=
+**      Regression: the clip c (grid units, a multiple of 4 in [G/64, G]) is
+**      the edge 2^(-k/2) G rounded up, k the largest (<= 12) such that for
+**      every j <= k the noisy rows in bands below j plus sqrt(j) times a
+**      band's noise sd stay within n^ / 10 (n^ the noisy count): at most a
+**      tenth of the rows, with a noise sd of margin, lie beyond the clip.
+**      It is post-processing of Contract 2's release, so public to the
+**      visits. The count weight is C_r = c / 4 grid units per row (about
+**      the best of c/2, c/4, c/8, c/16, and what minimising the step's
+**      error (count and sum noise) gives for bin means near c / 4). A row
+**      moves its bin's vector by C_r in the count and by |round(G r)| <= c
+**      (c is an integer), so S_r = c + c / 4 = rdt_boost_regression_
+**      sensitivity(c), with discrete Laplace of scale S_r / eps_q on every
+**      component: eps_q-DP per visit. Clipping spends the visits' budget on
+**      the residuals' typical range instead of the whole target range
+**      (parkinsons: c = G/2 to 0.7 G; with bounds 4 times wider, 0.13 G).
+**   4. The step is post-processing of the noisy vectors. Classification:
+**      score[f][b][k] +=
 **      lr * (g_k / G) / (h * max(count, 0) + ridge), with the public per-row
 **      Hessian bound h = (1/K)(1 - 1/K) (1/4 for binary; 1 for regression)
-**      and ridge = 2h times the count's noise scale S / (C eps_q) (regression
-**      0.5h times it, as its learning rate shrinks the steps already; non-
+**      and ridge = 2h times the count's noise scale S / (C eps_q) (non-
 **      private: h), which shrinks the steps of bins whose sums are mostly
 **      noise. (C = G/8 and the factor 2 were the best of C in {G/16, G/8,
 **      G/4, G/2, G} and 1, 2, 4 scales on the ten classification sets of
-**      ../shared/datasets, 0.5 of 0.25 .. 2 on parkinsons and banknote
-**      regression: a small count weight leaves the gradients more of the
-**      budget, and the count is only needed roughly.) Scores are clamped
+**      ../shared/datasets: a small count weight leaves the gradients more of
+**      the budget, and the count is only needed roughly.) Regression, per
+**      visit, empirical Bayes: with n_b = max(count_b, 0), s_b = g_b / G and
+**      v = 2 (S_r / (G eps_q))^2, w = 2 (S_r / (C_r eps_q))^2 (a sum's and a
+**      count's noise variance; 0 non-private), the bins' mean residuals are
+**      taken as drawn with variance tau^2 = (sum_b (s_b^2 - v) - 2 sqrt(5 B)
+**      v) / sum_b (n_b^2 - w) (moments over the B bins, less two sds of the
+**      numerator under pure noise; 0 unless both parts are positive), at
+**      most (c/G)^2,
+**      and each bin steps by lr times their posterior mean s_b n_b tau^2 /
+**      (n_b^2 tau^2 + v), clamped into +-c/G (a mean of clipped residuals
+**      lies there): a feature whose sums are mostly noise gets tau^2 near 0
+**      and barely moves, one with signal steps nearly to its bin means
+**      (non-private: s_b / n_b). Scores are clamped
 **      into +-1e6. With pure epsilon more rounds cost more noise:
 **      every visit's share shrinks as R grows (the measured best is R = 1,
 **      results/boost_eps1.md).
@@ -94,7 +125,10 @@
 #define SUM_GRID_LOG2 16                    /* regression intercept sum: units of 2^-16 */
 #define INTERCEPT_SHARE 10                  /* eps_0 = eps / 10 */
 #define RIDGE_SCALES 2               /* ridge: h times this many count noise scales */
-#define RIDGE_SCALES_REGRESSION 0.5 /* (regression: its learning rate shrinks already) */
+#define CLIP_BANDS 13                /* regression spread bands: edges 2^(-j/2), j = 0 .. 12 */
+#define CLIP_TAIL (1.0 / 10)         /* the clip leaves at most this fraction of rows beyond it */
+#define CLIP_MIN (GRID / 64)         /* 2^-6 = the last edge */
+#define CLIP_COUNT_SHARE 4           /* regression count weight: the clip's grid units / 4 */
 #define SCORE_LIMIT 1e6
 #define MAX_ROUNDS 4
 #define MAX_LR 10.0
@@ -143,7 +177,7 @@ static rdt_eps eps_visit(const boost_state *s) {
 }
 
 uint64_t rdt_boost_sensitivity(uint32_t n_classes) {
-  return n_classes ? (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes : (uint64_t)COUNT_WEIGHT + GRID;
+  return n_classes ? (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes : (uint64_t)GRID + GRID / CLIP_COUNT_SHARE;
 }
 
 static double hessian_bound(const boost_state *s) {
@@ -152,6 +186,9 @@ static double hessian_bound(const boost_state *s) {
   double k = s->n_classes;
   return (1 / k) * (1 - 1 / k);
 }
+
+/* Regression spread band edge j: 2^(-j/2) of the target range. */
+static double clip_edge(uint32_t j) { return ldexp(j % 2 ? sqrt(0.5) : 1.0, -(int)(j / 2)); }
 
 static void wipe_rows(boost_state *s) {
   if (s->rows) sodium_memzero(s->rows, s->cap_rows * s->row_size);
@@ -243,7 +280,7 @@ static uint64_t cells_at(const rdt_schema *sc, const rdt_learn_common *c, uint32
 static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_learn_common *c, char *err,
                          size_t en) {
   uint32_t bins = 0, rounds = 1; /* bins 0: "auto" */
-  double lr = c->regression ? 0.1 : 1.0;
+  double lr = 1.0;
   const rdt_json *j = rdt_json_get(opts, "bins");
   if (en) err[0] = 0;
   if (j && !(j->type == RDT_JSON_STRING && strcmp(j->string, "auto") == 0)) {
@@ -383,9 +420,10 @@ static int64_t release(noise_sink *ns, int is_private, int64_t v, uint64_t s, ui
   return v;
 }
 
-/* Contract 2: the intercept into s->intercept, and every row's scores. */
+/* Contract 2: the intercept into s->intercept; returns n^. Regression: also
+** the spread bands, and from them the clip (Contract 3) into *clip. */
 static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
-                            int64_t *counts) {
+                            int64_t *counts, uint32_t *clip) {
   double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
   if (s->n_classes) {
     for (size_t i = 0; i < s->n_rows; i++) counts[row_class(s, s->rows + i * s->row_size)]++;
@@ -398,17 +436,47 @@ static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t
     return n_hat;
   }
   int64_t n = 0, sum = 0;
+  const double unit = 1 << SUM_GRID_LOG2;
   for (size_t i = 0; i < s->n_rows; i++) {
     n++;
-    sum += (int64_t)nearbyint(row_target(s, s->rows + i * s->row_size) * (1 << SUM_GRID_LOG2));
+    sum += (int64_t)nearbyint((row_target(s, s->rows + i * s->row_size) - 0.5) * unit); /* centred: |.| <= 1/2 */
   }
   n = release(ns, s->is_private, n, a, b);
   sum = release(ns, s->is_private, sum, a2, b2);
-  double pseudo = scale0; /* half the count's noise scale 2/eps_0 (eps_0 / 2 each), as constant.c */
-  s->intercept[0] = rdt_learn_noisy_mean((double)n, (double)sum / (1 << SUM_GRID_LOG2), pseudo);
-  (void)counts;
+  /* the mean 1/2 + centred sum / count: the count's noise only weighs |mean - 1/2| */
+  /* each of the three releases has eps_0 / 3: the count's noise scale is 3 / eps_0 */
+  double pseudo = 1.5 * scale0; /* half the count's noise scale, as constant.c */
+  s->intercept[0] = clamp01(0.5 + (double)sum / unit / ((n > 0 ? (double)n : 0) + pseudo + (s->is_private ? 0 : n > 0 ? 0 : 1)));
+  /* The spread: how many rows lie in each band of |target - released mean|
+  ** (every edge compared for every row: the same work whatever the value). */
+  double edge[CLIP_BANDS];
+  for (uint32_t j = 0; j < CLIP_BANDS; j++) edge[j] = clip_edge(j);
+  memset(counts, 0, CLIP_BANDS * sizeof *counts);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    double r = fabs(row_target(s, s->rows + i * s->row_size) - s->intercept[0]);
+    uint32_t k = 0;
+    for (uint32_t j = 1; j < CLIP_BANDS; j++) k += r <= edge[j];
+    counts[k]++;
+  }
+  for (uint32_t k = 0; k < CLIP_BANDS; k++) counts[k] = release(ns, s->is_private, counts[k], a, b);
+  /* a band's noise sd: sqrt(2) times its scale 3 / eps_0 */
+  *clip = rdt_boost_clip_units((double)n, counts, s->is_private ? sqrt(2.0) * 3 * scale0 : 0);
   return n > 0 ? (double)n : 0;
 }
+
+uint32_t rdt_boost_clip_units(double n_hat, const int64_t *bands, double sd) {
+  uint32_t k = 0;
+  double tail = 0;
+  for (uint32_t j = 1; n_hat > 0 && j < CLIP_BANDS; j++) { /* no rows released: no clip */
+    tail += (double)bands[j - 1]; /* rows beyond edge j */
+    if (!(tail + sqrt((double)j) * sd <= CLIP_TAIL * n_hat)) break; /* one noise sd of margin */
+    k = j;
+  }
+  double units = ceil(clip_edge(k) * GRID / CLIP_COUNT_SHARE) * CLIP_COUNT_SHARE;
+  return units < CLIP_MIN ? CLIP_MIN : units > GRID ? GRID : (uint32_t)units;
+}
+
+uint64_t rdt_boost_regression_sensitivity(uint32_t clip) { return (uint64_t)clip + clip / CLIP_COUNT_SHARE; }
 
 /* "auto" bins (top of the file): B from the released n^, then the features'
 ** bins and offsets at B. The score array was sized at F and is still all
@@ -427,43 +495,83 @@ static void choose_bins(boost_state *s, double n_hat) {
   s->total_bins = total; /* <= the total at F */
 }
 
+/* Contract 4, regression: the empirical-Bayes steps of one visit from its
+** released (count, sum) pairs nz[2 b], nz[2 b + 1] (rows, units of 1.0),
+** into delta[b] and the scores. vs, vn: a sum's and a count's noise variance
+** (0 non-private); cmax: the clip in units of 1.0. */
+static void regression_steps(boost_state *s, uint32_t f, const double *nz, double vs, double vn, double cmax,
+                             double *delta) {
+  uint32_t nb = s->nb[f];
+  double num = 0, den = 0;
+  for (uint32_t b = 0; b < nb; b++) {
+    double n = nz[2 * (size_t)b] > 0 ? nz[2 * (size_t)b] : 0, g = nz[2 * (size_t)b + 1];
+    num += g * g - vs;
+    den += n * n - vn;
+  }
+  /* tau^2: the spread of the bins' mean residuals, by moments, in [0, cmax^2] */
+  /* pure noise gives num about 0 with sd sqrt(5 nb) vs (a Laplace square's
+  ** variance is 5 times its squared variance): trust two sds beyond it only */
+  num -= 2 * sqrt(5.0 * nb) * vs;
+  double tau2 = num > 0 && den > 0 ? num / den : 0;
+  if (!(tau2 <= cmax * cmax)) tau2 = cmax * cmax;
+  double *sc = s->scores + s->off[f];
+  for (uint32_t b = 0; b < nb; b++) {
+    double n = nz[2 * (size_t)b] > 0 ? nz[2 * (size_t)b] : 0, g = nz[2 * (size_t)b + 1];
+    double q = n * n * tau2 + vs;
+    double step = q > 0 ? g * n * tau2 / q : 0;
+    step = step < -cmax ? -cmax : step > cmax ? cmax : step;
+    double next = clamp_score(sc[b] + s->lr * step);
+    delta[b] = next - sc[b];
+    sc[b] = next;
+  }
+}
+
 int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len) {
   boost_state *s = st;
   const uint32_t nk = s->nk, K = s->n_classes;
   const size_t vec = (size_t)nk + 1; /* per bin: count, then gradients */
-  uint64_t S = sensitivity ? sensitivity : rdt_boost_sensitivity(K);
   uint64_t a0 = 0, b0 = 0, a1 = 0, b1 = 0, aq = 0, bq = 0;
   int ok = !s->oom;
+  rdt_eps e0 = eps_intercept(s), eq = eps_visit(s);
   if (ok && s->is_private) {
-    rdt_eps e0 = eps_intercept(s), eq = eps_visit(s);
-    if (!K) e0.num /= 2;
-    ok = rdt_laplace_params(e0, 1, &a0, &b0) && (K || rdt_laplace_params(e0, 1u << SUM_GRID_LOG2, &a1, &b1)) &&
-         (!s->nf || rdt_laplace_params(eq, S, &aq, &bq));
+    if (!K) e0.num /= 3; /* regression: count, sum, spread bands */
+    ok = rdt_laplace_params(e0, 1, &a0, &b0) && (K || rdt_laplace_params(e0, 1u << (SUM_GRID_LOG2 - 1), &a1, &b1)) &&
+         (!s->nf || eq.num > 0);
   }
   double *F = NULL, *delta = NULL, *p = NULL;
   int64_t *sums = NULL;
-  const size_t n_sums = (size_t)s->max_bins * vec + K + 1; /* a visit's vectors, or the class counts */
+  /* a visit's vectors, or the class counts, or the spread bands */
+  const size_t n_sums = (size_t)s->max_bins * vec + K + 1 + CLIP_BANDS;
+  const size_t n_delta = ((size_t)s->max_bins + 1) * (K ? nk : 3); /* regression: deltas, then (count, sum) pairs */
   if (ok) {
     F = malloc((s->n_rows ? s->n_rows : 1) * nk * sizeof *F);
     sums = malloc(n_sums * sizeof *sums);
-    delta = malloc(((size_t)s->max_bins + 1) * nk * sizeof *delta);
+    delta = malloc(n_delta * sizeof *delta);
     p = malloc(nk * sizeof *p);
     ok = F && sums && delta && p;
   }
   if (ok) {
     noise_sink ns = {noise, trace, trace_len, 0};
     memset(sums, 0, n_sums * sizeof *sums);
-    double n_hat = fit_intercept(s, &ns, a0, b0, a1, b1, sums);
+    uint32_t clip = GRID; /* regression: the residual clip in grid units (Contract 3) */
+    double n_hat = fit_intercept(s, &ns, a0, b0, a1, b1, sums, &clip);
+    /* Contract 3: the visits' sensitivity and count weight */
+    const int64_t cw = K ? COUNT_WEIGHT : (int64_t)(clip / CLIP_COUNT_SHARE);
+    uint64_t S = sensitivity ? sensitivity : K ? rdt_boost_sensitivity(K) : rdt_boost_regression_sensitivity(clip);
+    if (s->is_private && s->nf) ok = rdt_laplace_params(eq, S, &aq, &bq);
     if (s->fine) choose_bins(s, n_hat);
-    for (size_t i = 0; i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
+    for (size_t i = 0; ok && i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
     double h = hessian_bound(s);
-    double ridge = h;
-    if (s->is_private && s->nf) {
-      double count_scale = (double)S / COUNT_WEIGHT / rdt_eps_to_double(eps_visit(s));
-      ridge = (K ? RIDGE_SCALES : RIDGE_SCALES_REGRESSION) * h * count_scale;
+    double ridge = h, vs = 0, vn = 0;
+    const double cmax = (double)clip / GRID;
+    if (ok && s->is_private && s->nf) {
+      double scale = (double)S / rdt_eps_to_double(eq); /* grid units */
+      ridge = RIDGE_SCALES * h * scale / COUNT_WEIGHT;
+      vs = 2 * (scale / GRID) * (scale / GRID); /* a discrete Laplace of scale b has variance about 2 b^2 */
+      vn = 2 * (scale / (double)cw) * (scale / (double)cw);
     }
     const int64_t l1_bound = 2 * (int64_t)GRID + (int64_t)K;
-    for (uint32_t r = 0; r < s->rounds; r++) {
+    for (uint32_t r = 0; ok && r < s->rounds; r++) {
       for (uint32_t f = 0; f < s->nf; f++) {
         uint32_t nb = s->nb[f];
         memset(sums, 0, (size_t)nb * vec * sizeof *sums);
@@ -472,7 +580,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
           const unsigned char *row = s->rows + i * s->row_size;
           int64_t *v = sums + (size_t)to_bins(s, f, row_bin(s, row, f)) * vec;
           double *z = F + i * nk;
-          v[0] += COUNT_WEIGHT;
+          v[0] += cw;
           if (K) {
             uint32_t y = row_class(s, row);
             rdt_learn_softmax(z, K, p);
@@ -485,21 +593,31 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
             for (uint32_t k = 0; k < K; k++) v[1 + k] += (int64_t)nearbyint(GRID * ((k == y ? 1.0 : 0.0) - p[k]));
           } else {
             double res = row_target(s, row) - clamp01(z[0]);
-            res = res < -1 ? -1 : res > 1 ? 1 : res;
-            v[1] += (int64_t)nearbyint(GRID * res);
+            res = res < -cmax ? -cmax : res > cmax ? cmax : res;
+            v[1] += (int64_t)nearbyint(GRID * res); /* |.| <= clip: an integer bound */
           }
         }
         /* Noise on every component of every bin, then the step (Contract 4). */
-        for (uint32_t bin = 0; bin < nb; bin++) {
-          int64_t *v = sums + (size_t)bin * vec;
-          double count = (double)release(&ns, s->is_private, v[0], aq, bq) / COUNT_WEIGHT;
-          double den = h * (count > 0 ? count : 0) + ridge;
-          double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
-          for (uint32_t k = 0; k < nk; k++) {
-            double g = (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
-            double next = clamp_score(sc[k] + s->lr * g / den);
-            delta[(size_t)bin * nk + k] = next - sc[k];
-            sc[k] = next;
+        if (!K) {
+          double *nz = delta + (size_t)nb; /* (count, sum) pairs after the nb deltas */
+          for (uint32_t bin = 0; bin < nb; bin++) {
+            int64_t *v = sums + (size_t)bin * vec;
+            nz[2 * (size_t)bin] = (double)release(&ns, s->is_private, v[0], aq, bq) / (double)cw;
+            nz[2 * (size_t)bin + 1] = (double)release(&ns, s->is_private, v[1], aq, bq) / GRID;
+          }
+          regression_steps(s, f, nz, vs, vn, cmax, delta);
+        } else {
+          for (uint32_t bin = 0; bin < nb; bin++) {
+            int64_t *v = sums + (size_t)bin * vec;
+            double count = (double)release(&ns, s->is_private, v[0], aq, bq) / COUNT_WEIGHT;
+            double den = h * (count > 0 ? count : 0) + ridge;
+            double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
+            for (uint32_t k = 0; k < nk; k++) {
+              double g = (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
+              double next = clamp_score(sc[k] + s->lr * g / den);
+              delta[(size_t)bin * nk + k] = next - sc[k];
+              sc[k] = next;
+            }
           }
         }
         for (size_t i = 0; i < s->n_rows; i++) {
@@ -512,7 +630,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
   /* Contract 5: the exact state goes, released or not. */
   if (F) sodium_memzero(F, (s->n_rows ? s->n_rows : 1) * nk * sizeof *F);
   if (sums) sodium_memzero(sums, n_sums * sizeof *sums);
-  if (delta) sodium_memzero(delta, ((size_t)s->max_bins + 1) * nk * sizeof *delta);
+  if (delta) sodium_memzero(delta, n_delta * sizeof *delta);
   if (p) sodium_memzero(p, nk * sizeof *p);
   free(F);
   free(sums);
@@ -602,18 +720,30 @@ static void boost_predict(const void *st, const double *x, double *out) {
 
 static void boost_describe(const void *st, rdt_bytes *json) {
   const boost_state *s = st;
-  char buf[900];
+  char buf[1100];
   unsigned long long S = (unsigned long long)rdt_boost_sensitivity(s->n_classes);
-  snprintf(buf, sizeof buf,
-           "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "
-           "intercept from noisy class counts (regression: noisy count and sum, epsilon_intercept/2 each); every "
-           "feature visit releases per bin the row count (%d grid units a row) and the %s (%d grid units per 1.0) "
-           "as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
-           "on every component; the step divides by a public Hessian bound times the noisy count plus a ridge\","
-           "\"rounds\":%u,\"bins\":%u,\"bins_rule\":\"%s\",\"learning_rate\":%.17g,",
-           COUNT_WEIGHT, s->n_classes ? "softmax gradient sums (L1 at most 2 per row, + K for rounding)"
-                                      : "clipped residual sums (at most 1 per row)",
-           GRID, S, S, s->rounds, s->bins,
+  if (s->n_classes)
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "
+             "intercept from noisy class counts; every feature visit releases per bin the row count (%d grid units "
+             "a row) and the softmax gradient sums (L1 at most 2 per row, + K for rounding; %d grid units per 1.0) "
+             "as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
+             "on every component; the step divides by a public Hessian bound times the noisy count plus a ridge\",",
+             COUNT_WEIGHT, GRID, S, S);
+  else
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "
+             "intercept from a noisy count and sum, then noisy counts of |target - mean| in 13 public bands, "
+             "epsilon_intercept/3 each; from them the clip c (grid units of %d per 1.0 of the target range, at "
+             "most %llu) beyond which at most a tenth of the rows lie; every feature visit releases per bin the row "
+             "count (c/4 grid units a row) and the sum of the residuals clipped into +-c as one vector of L1 "
+             "sensitivity 5c/4 grid units with discrete Laplace of scale (5c/4)/epsilon_per_visit on every "
+             "component; each step is the posterior mean of its bin's mean residual under the feature's "
+             "moment-estimated spread and the known noise (empirical Bayes)\",",
+             GRID, (unsigned long long)GRID);
+  rdt_bytes_text(json, buf);
+  snprintf(buf, sizeof buf, "\"rounds\":%u,\"bins\":%u,\"bins_rule\":\"%s\",\"learning_rate\":%.17g,",
+           s->rounds, s->bins,
            s->fine ? "auto: the square-root rule on the noisy row count per visit budget" : "fixed", s->lr);
   rdt_bytes_text(json, buf);
   if (s->is_private)
