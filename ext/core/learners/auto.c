@@ -40,9 +40,10 @@
 **      so they spend nothing.
 **   4. The guard: on the validation slice, the chosen model's correct
 **      predictions minus the constant model's (classification: sensitivity
-**      1) or the constant's squared error minus the chosen model's, over
-**      the target range squared (regression: sensitivity 1, lattice
-**      Laplace), released with ε [ε-DP on the validation rows]. The chosen
+**      1) or the constant's absolute error minus the chosen model's, over
+**      the target range (regression: each in [0, 1], sensitivity 1, lattice
+**      Laplace; absolute rather than squared errors, whose per-row
+**      differences are several times smaller than the noise allows), released with ε [ε-DP on the validation rows]. The chosen
 **      model is kept unless that noisy gain is below minus one noise scale
 **      (-1/ε: the constant clearly ahead), else the constant model
 **      (post-processing; a public margin).
@@ -327,7 +328,9 @@ static int auto_finish(void *st, rdt_rng *noise) {
         gain += (double)(argmax(p, a->K) == y) - (double)(argmax(q, a->K) == y);
       } else {
         double ep = (p[0] - a->vy[v]) / range, eq = (q[0] - a->vy[v]) / range;
-        gain += eq * eq - ep * ep; /* each in [0, 1]: sensitivity 1 */
+        /* absolute errors, each in [0, 1]: sensitivity 1, and a per-row
+        ** signal several times the squared errors' (targets scaled to [0, 1]) */
+        gain += fabs(eq) - fabs(ep);
       }
     }
     if (a->c.is_private) ok = rdt_auto_guard(gain, !a->n_classes, a->c.eps, noise, &gain);
