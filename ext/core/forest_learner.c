@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forest_kind.h"
 #include "matrix.h"
 #include "model.h"
 
@@ -32,6 +33,15 @@ rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config
 void rdt_forest_learner_row(void *st, const double *x, uint32_t cls, double target) {
   (void)target;
   rdt_forest_train_row(st, x, cls);
+}
+
+int rdt_forest_learner_finish(void *st, rdt_rng *noise) {
+  rdt_forest *f = st;
+  rdt_forest_input none;
+  memset(&none, 0, sizeof none); /* these kinds count their rows; no buffer, no public rows */
+  int ok = rdt_forest_kind_of(f->config.algorithm)->release(f, &none, noise) && rdt_forest_prepare(f);
+  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
+  return ok;
 }
 
 int rdt_forest_learner_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }

@@ -22,6 +22,10 @@
 
 /* A forest for `config`, or NULL with err (empty err: out of memory). */
 rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config, char *err, size_t en);
+/* finish(): the forest kind's release (forest_kind.h; RDT: the depth from
+** the noisy count, then the leaf noise; matrix: the tables), then the walk's
+** preparation; on failure every counter is wiped and nothing released. */
+int rdt_forest_learner_finish(void *st, rdt_rng *noise);
 void rdt_forest_learner_row(void *st, const double *x, uint32_t cls, double target);
 int rdt_forest_learner_merge(void *into, const void *from);
 void rdt_forest_learner_encode(const void *st, rdt_bytes *out);

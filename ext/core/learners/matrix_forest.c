@@ -55,13 +55,6 @@ static void *mf_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
   return f;
 }
 
-static int mf_finish(void *st, rdt_rng *noise) {
-  rdt_forest *f = st;
-  int ok = rdt_matrix_release(f, noise) && rdt_forest_prepare(f);
-  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
-  return ok;
-}
-
 static void *mf_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
   (void)s;
   (void)c;
@@ -103,7 +96,7 @@ const rdt_learner rdt_learner_matrix_forest = {
     .start = mf_start,
     .row = rdt_forest_learner_row,
     .merge = rdt_forest_learner_merge,
-    .finish = mf_finish,
+    .finish = rdt_forest_learner_finish,
     .encode = rdt_forest_learner_encode,
     .decode = mf_decode,
     .predict = rdt_forest_learner_predict,

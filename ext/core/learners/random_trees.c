@@ -63,14 +63,6 @@ static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
   return f;
 }
 
-static int rt_finish(void *st, rdt_rng *noise) {
-  rdt_forest *f = st;
-  int ok = !f->config.auto_depth || rdt_forest_choose_depth(f, noise);
-  ok = ok && rdt_forest_add_noise(f, noise) && rdt_forest_prepare(f);
-  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
-  return ok;
-}
-
 static void *rt_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
   (void)s;
   (void)c;
@@ -97,7 +89,7 @@ const rdt_learner rdt_learner_random_trees = {
     .start = rt_start,
     .row = rdt_forest_learner_row,
     .merge = rdt_forest_learner_merge,
-    .finish = rt_finish,
+    .finish = rdt_forest_learner_finish,
     .encode = rdt_forest_learner_encode,
     .decode = rt_decode,
     .predict = rdt_forest_learner_predict,
