@@ -493,10 +493,7 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
     st->depth_from_public = config->depth == 0;
   }
   rdt_forest_input in = forest_input(st);
-  if (kind->plan && !kind->plan(config, &st->schema, &in)) { /* from public facts only */
-    snprintf(err, en, "the forest could not be planned from its public rows");
-    return 0;
-  }
+  if (kind->plan) kind->plan(config, &st->schema, &in); /* from public facts only */
   st->built = 1; /* the forest owns the schema from here, even on failure */
   if (!rdt_forest_init(&st->forest, &st->schema, config) ||
       !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {

@@ -42,14 +42,13 @@ static int matrix_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *no
 }
 
 /* RDT#: the depth and the primary trees from the public rows (sharp.h). */
-static int sharp_plan(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in) {
+static void sharp_plan(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in) {
   double n = (double)(in->public_n ? in->public_n : in->n_pub);
   if (c->depth == 0) c->depth = rdt_sharp_depth(s, c->bins, n);
   if (c->primary_trees == 0) {
     c->primary_trees = rdt_sharp_primary(s, c->bins, c->depth, n, rdt_eps_to_double(c->eps));
     c->trees += c->primary_trees;
   }
-  return 1;
 }
 
 static int sharp_build(rdt_forest *f, const rdt_forest_input *in, char *err, size_t en) {

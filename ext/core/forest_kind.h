@@ -47,8 +47,9 @@ typedef struct rdt_forest_kind {
   /* The kind's own parameter checks once the options parsed, before any
   ** row (NULL: none): 1, or 0 with err. DiPriMe: its budget's shares. */
   int (*check)(rdt_config *c, const rdt_schema *s, char *err, size_t en);
-  /* Contract 3 (NULL: nothing to do). Return 1, or 0 with err. */
-  int (*plan)(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in);
+  /* Contract 3 (NULL: nothing to do). plan() cannot fail (public
+  ** arithmetic); build() returns 1, or 0 with err (empty: out of memory). */
+  void (*plan)(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in);
   int (*build)(rdt_forest *f, const rdt_forest_input *in, char *err, size_t en);
   int (*release)(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise); /* contract 2 */
   /* The ε one tree's release accounts for (inspection); NULL: ε / trees. */
