@@ -13,6 +13,30 @@
 #include "matrix.h"
 #include "model.h"
 
+int rdt_forest_learner_config(rdt_config *config, rdt_algorithm algorithm, const rdt_json *opts, uint32_t max_trees,
+                              const rdt_learn_common *c, char *err, size_t en) {
+  const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
+  memset(config, 0, sizeof *config);
+  if (en) err[0] = 0;
+  if (t && (t->type != RDT_JSON_NUMBER || !t->is_integer || t->integer < 1 || t->integer > max_trees)) {
+    snprintf(err, en, "\"trees\" must be an integer from 1 to %u", max_trees);
+    return 0;
+  }
+  config->algorithm = algorithm;
+  config->task = RDT_TASK_CLASSIFICATION;
+  config->is_private = c->is_private;
+  config->eps = c->eps;
+  config->trees = t ? (uint32_t)t->integer : 0;
+  config->vote = RDT_VOTE_THRESHOLD;
+  config->splits = RDT_SPLITS_REACHABLE;
+  config->categorical = RDT_CATEGORICAL_SUBSET;
+  config->keep_trees = 1;
+  config->threads = 1;
+  config->seeded = c->seeded;
+  memcpy(config->seed_key, c->seed_key, sizeof config->seed_key);
+  return 1;
+}
+
 rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config, char *err, size_t en) {
   rdt_schema copy;
   rdt_forest *f = calloc(1, sizeof *f);

@@ -20,6 +20,14 @@
 #include "forest.h"
 #include "learner.h"
 
+/* The configuration every forest learner starts from: `algorithm`, the
+** common facts (privacy, ε, seed), classification, the threshold vote and
+** the forests' other defaults; one thread (the learner is fed row by row).
+** `trees` is read from opts ("trees": an integer 1 .. max_trees, absent:
+** 0); returns 0 with err on a bad value. The caller wipes the config (it
+** holds the seed key). */
+int rdt_forest_learner_config(rdt_config *config, rdt_algorithm algorithm, const rdt_json *opts, uint32_t max_trees,
+                              const rdt_learn_common *c, char *err, size_t en);
 /* A forest for `config`, or NULL with err (empty err: out of memory). */
 rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config, char *err, size_t en);
 /* finish(): the forest kind's release (forest_kind.h; RDT: the depth from

@@ -25,31 +25,13 @@
 #include "../matrix.h"
 
 static void *mf_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
-  const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
-  if (en) err[0] = 0;
-  if (t && (t->type != RDT_JSON_NUMBER || !t->is_integer || t->integer < 1 ||
-            t->integer > RDT_MATRIX_DEFAULT_TREES)) {
-    snprintf(err, en, "\"trees\" must be an integer from 1 to %d", RDT_MATRIX_DEFAULT_TREES);
-    return NULL;
-  }
   rdt_config config;
-  memset(&config, 0, sizeof config);
-  config.algorithm = RDT_ALGO_MATRIX;
-  config.task = RDT_TASK_CLASSIFICATION;
-  config.is_private = c->is_private;
-  config.eps = c->eps;
-  config.trees = t ? (uint32_t)t->integer : RDT_MATRIX_DEFAULT_TREES;
-  config.trees_auto = !t && c->is_private;
+  if (!rdt_forest_learner_config(&config, RDT_ALGO_MATRIX, opts, RDT_MATRIX_DEFAULT_TREES, c, err, en)) return NULL;
+  config.trees_auto = !config.trees && c->is_private; /* chosen from the structure (matrix.h) */
+  if (!config.trees) config.trees = RDT_MATRIX_DEFAULT_TREES;
   config.depth = RDT_MATRIX_DEFAULT_DEPTH;
   config.bins = RDT_MATRIX_DEFAULT_BINS;
   config.strategy = RDT_STRATEGY_AUTO;
-  config.vote = RDT_VOTE_THRESHOLD;
-  config.splits = RDT_SPLITS_REACHABLE;
-  config.categorical = RDT_CATEGORICAL_SUBSET;
-  config.keep_trees = 1;
-  config.threads = 1;
-  config.seeded = c->seeded;
-  memcpy(config.seed_key, c->seed_key, sizeof config.seed_key);
   rdt_forest *f = rdt_forest_learner_new(s, &config, err, en);
   sodium_memzero(&config, sizeof config); /* the seed key */
   return f;

@@ -21,26 +21,9 @@
 #include "../forest_learner.h"
 
 static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
-  const rdt_json *t = opts ? rdt_json_get(opts, "trees") : NULL;
-  if (en) err[0] = 0;
-  if (t && (t->type != RDT_JSON_NUMBER || !t->is_integer || t->integer < 1 || t->integer > 64)) {
-    snprintf(err, en, "\"trees\" must be an integer from 1 to 64");
-    return NULL;
-  }
   rdt_config config;
-  memset(&config, 0, sizeof config);
-  config.algorithm = RDT_ALGO_RDT;
-  config.task = RDT_TASK_CLASSIFICATION;
-  config.is_private = c->is_private;
-  config.eps = c->eps;
-  config.trees = t ? (uint32_t)t->integer : RDT_DEFAULT_TREES;
-  config.vote = RDT_VOTE_THRESHOLD;
-  config.splits = RDT_SPLITS_REACHABLE;
-  config.categorical = RDT_CATEGORICAL_SUBSET;
-  config.keep_trees = 1;
-  config.threads = 1;
-  config.seeded = c->seeded;
-  memcpy(config.seed_key, c->seed_key, sizeof config.seed_key);
+  if (!rdt_forest_learner_config(&config, RDT_ALGO_RDT, opts, 64, c, err, en)) return NULL;
+  if (!config.trees) config.trees = RDT_DEFAULT_TREES;
   if (c->is_private) {
     config.auto_depth = 1;
     config.depth = RDT_AUTO_MAX_DEPTH;
@@ -48,6 +31,7 @@ static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     if (config.eps_count.num == 0) config.eps_count.num = 1;
     if (config.eps_count.num >= config.eps.num) {
       snprintf(err, en, "\"epsilon\" is too small to pay for the noisy row count");
+      sodium_memzero(&config, sizeof config);
       return NULL;
     }
   } else {
@@ -56,10 +40,11 @@ static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
   if (rdt_forest_counters(&config, rdt_config_slots(&config, s->n_classes)) == 0) {
     snprintf(err, en, "too many classes for random trees (%u trees x 2^%u leaves x %u classes)", config.trees,
              config.depth, s->n_classes);
+    sodium_memzero(&config, sizeof config);
     return NULL;
   }
   rdt_forest *f = rdt_forest_learner_new(s, &config, err, en);
-  sodium_memzero(&config, sizeof config);
+  sodium_memzero(&config, sizeof config); /* the seed key */
   return f;
 }
 
