@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest.h"
 #include "core/learner.h"
+#include "core/matrix.h"
 #include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
 #include "core/learners/random_trees.h"
@@ -858,6 +860,11 @@ static void test_forest_learners(const rdt_schema *s, const double *x, const uin
   /* 3 features, depth 4: a path tests all 3; 4 bins x 4 bins x 3 listed values = 48 leaves per tree */
   check(planned && pm.path_features == 3 && pm.cells == 48 && pm.noise_sd > 0 && pn.noise_sd == 0,
         "matrix_forest: plans 48 cells per tree, 3 features per path, noise only when private");
+  /* its state: 3 class counters per leaf of every tree, plus its tables' cells (auto caps it) */
+  const rdt_forest *ff = mf;
+  check(planned && pm.state_bytes == 8.0 * 3 * ((double)rdt_forest_total_leaves(ff) + (double)ff->matrix->n_cells) &&
+            pm.state_bytes > 0,
+        "matrix_forest: plans the bytes of its counters (leaves and table cells)");
   check(r->plan == NULL, "random_trees: has no plan (auto never needs one)");
   train(m, mf, x, cls, 0, NTRAIN);
   train(m, mn, x, cls, 0, NTRAIN);

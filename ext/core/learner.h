@@ -79,6 +79,7 @@ typedef struct rdt_learn_plan {
   double cells;         /* cells one model splits the rows into (a forest: leaves per tree, mean) */
   double path_features; /* features one row's path tests (a tree's depth) */
   double noise_sd;      /* sd of the noise on one released class count of a cell (0: none) */
+  double state_bytes;   /* memory its training state holds whatever the rows (0: grows with them) */
 } rdt_learn_plan;
 
 typedef struct rdt_learner {

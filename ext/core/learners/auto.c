@@ -17,7 +17,8 @@
 **      picks one candidate (post-processing). Regression: boosting. For
 **      classification, in order (K classes, d features):
 **      a. the matrix forest, trained only where its trees test at least
-**         half of the features on every path (d <= 2 x path), when a cell's
+**         half of the features on every path (d <= 2 x path) and its
+**         counters fit in AUTO_MATRIX_BYTES (32 MiB), when a cell's
 **         class count expects n^ / (cells K) >= 1 row and at least the sd
 **         of its noise: its cells then carry signal (banknote, nursery at
 **         eps 1; car at eps 5);
@@ -67,6 +68,7 @@
 #define AUTO_BINS 10
 #define AUTO_MAX_CANDIDATES 5
 #define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
+#define AUTO_MATRIX_BYTES (32.0 * 1024 * 1024) /* ... and its counters fit in 32 MiB */
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES };
@@ -144,9 +146,9 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
   }
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
     /* Only the candidates the rule could pick for this task are trained:
-    ** boosting, the private tree (classification), naive Bayes for more
-    ** than two classes, random trees as the last resort when none of the
-    ** others is registered. */
+    ** boosting; for classification also naive Bayes, the private tree and
+    ** the matrix forest (gated below); random trees as the last resort when
+    ** none of the others is registered. */
     if (c->regression && i != CAND_BOOST) continue;
     if (i == CAND_RANDOM_TREES && (a->cst[CAND_BOOST] || a->cst[CAND_NAIVE_BAYES] || a->cst[CAND_PRIVATE_TREE])) continue;
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
@@ -159,9 +161,12 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     }
     rdt_learn_plan plan;
     /* The matrix forest only where its random trees test at least half of
-    ** the features on every path (its structure is drawn: public). */
+    ** the features on every path, and its counters fit in AUTO_MATRIX_BYTES
+    ** (its structure is drawn: public; a table so large would need as many
+    ** rows before rule (a) could pick it). */
     if (st && i == CAND_MATRIX_FOREST &&
-        !(l->plan && l->plan(st, 0, &plan) && a->d <= AUTO_MATRIX_COVER * plan.path_features)) {
+        !(l->plan && l->plan(st, 0, &plan) && a->d <= AUTO_MATRIX_COVER * plan.path_features &&
+          plan.state_bytes <= AUTO_MATRIX_BYTES)) {
       l->free(st);
       st = NULL;
     }

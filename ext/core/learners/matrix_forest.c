@@ -65,6 +65,8 @@ static int mf_plan(const void *st, double n_hat, rdt_learn_plan *out) {
   /* a path tests each feature at most once (matrix.h contract 1) */
   out->path_features = f->config.depth < f->schema.n_features ? f->config.depth : f->schema.n_features;
   out->noise_sd = f->config.is_private ? sqrt(f->matrix->expected_variance) : 0;
+  /* every leaf's counters, and the tables' cells it counts into */
+  out->state_bytes = 8.0 * rdt_forest_slots(f) * ((double)rdt_forest_total_leaves(f) + (double)f->matrix->n_cells);
   return 1;
 }
 

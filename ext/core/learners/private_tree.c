@@ -756,6 +756,7 @@ static int pt_plan(const void *state, double n_hat, rdt_learn_plan *out) {
   out->cells = (double)((uint64_t)1 << D);
   out->path_features = D;
   out->noise_sd = st->is_private && leaf.num ? sqrt(2.0) / rdt_eps_to_double(leaf) : 0;
+  out->state_bytes = 0; /* a copy of the rows: grows with them */
   return 1;
 }
 
