@@ -866,6 +866,30 @@ static void test_forest_learners(const rdt_schema *s, const double *x, const uin
             pm.state_bytes > 0,
         "matrix_forest: plans the bytes of its counters (leaves and table cells)");
   check(r->plan == NULL, "random_trees: has no plan (auto never needs one)");
+  /* merge: two halves on the same seeded structure equal the whole, byte for byte */
+  void *h1 = start(m, NULL, s, &c, err, sizeof err), *h2 = start(m, NULL, s, &c, err, sizeof err),
+       *whole = start(m, NULL, s, &c, err, sizeof err);
+  int merged = h1 && h2 && whole;
+  if (merged) {
+    train(m, h1, x, cls, 0, NTRAIN / 2);
+    train(m, h2, x, cls, NTRAIN / 2, NTRAIN);
+    train(m, whole, x, cls, 0, NTRAIN);
+    rdt_rng n1, n2;
+    seeded(&n1, "forest-merge");
+    seeded(&n2, "forest-merge");
+    rdt_bytes e1 = {0}, e2 = {0};
+    merged = m->merge(h1, h2) == 1 && m->finish(h1, &n1) && m->finish(whole, &n2) && encode(m, h1, &e1) &&
+             encode(m, whole, &e2);
+    merged = merged && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0;
+    rdt_bytes_free(&e1);
+    rdt_bytes_free(&e2);
+    rdt_rng_clear(&n1);
+    rdt_rng_clear(&n2);
+  }
+  check(merged, "matrix_forest: merge of two halves equals training on their union (byte-identical)");
+  m->free(h1);
+  m->free(h2);
+  m->free(whole);
   train(m, mf, x, cls, 0, NTRAIN);
   train(m, mn, x, cls, 0, NTRAIN);
   train(r, rt, x, cls, 0, NTRAIN);
