@@ -98,10 +98,16 @@
 **      numerator under pure noise; 0 unless both parts are positive), at
 **      most (c/G)^2,
 **      and each bin steps by lr times their posterior mean s_b n_b tau^2 /
-**      (n_b^2 tau^2 + v), clamped into +-c/G (a mean of clipped residuals
+**      (n_b^2 tau^2 + k v), clamped into +-c/G (a mean of clipped residuals
 **      lies there): a feature whose sums are mostly noise gets tau^2 near 0
 **      and barely moves, one with signal steps nearly to its bin means
-**      (non-private: s_b / n_b). Scores are clamped
+**      (non-private: s_b / n_b). A numeric feature's (s_b, n_b) are first
+**      smoothed over its neighbouring bins (weights 1, w, w^2 at distance
+**      0, 1, 2, truncated at the ends and normalised; k = the sum of the
+**      squared weights, 1 unsmoothed), w of {0, 1/4, 1/2, 1} with the least
+**      Stein unbiased risk estimate of the smoothed sums, |Hs - s|^2 +
+**      2 v tr(H), valid for any noise of known variance (no smoothing
+**      non-private or below 3 bins). Scores are clamped
 **      into +-1e6. With pure epsilon more rounds cost more noise:
 **      every visit's share shrinks as R grows (the measured best is R = 1,
 **      results/boost_eps1.md).
@@ -495,6 +501,33 @@ static void choose_bins(boost_state *s, double n_hat) {
   s->total_bins = total; /* <= the total at F */
 }
 
+/* Contract 4, regression: the smoothing kernels' neighbour weights w (the
+** bins at distance 1 weigh w, at distance 2 w^2; 0: no smoothing). */
+static const double smooth_widths[] = {0, 0.25, 0.5, 1};
+
+/* Bin b's released (sum, count) smoothed by the kernel of weight w, the
+** weights truncated at the feature's ends and normalised; *k2 = sum of the
+** squared normalised weights (the smoothed sum's noise variance over a
+** bin's), *hbb = the normalised centre weight (the smoother's diagonal). */
+static void smooth_bin(const double *nz, uint32_t nb, uint32_t b, double w, double *sum, double *rows,
+                       double *k2, double *hbb) {
+  double ws = 0, wn = 0, wt = 0, w2 = 0;
+  for (int j = -2; j <= 2; j++) {
+    long bb = (long)b + j;
+    if (bb < 0 || bb >= (long)nb) continue;
+    double k = j == 0 ? 1 : j == 1 || j == -1 ? w : w * w;
+    double n = nz[2 * (size_t)bb] > 0 ? nz[2 * (size_t)bb] : 0;
+    ws += k * nz[2 * (size_t)bb + 1];
+    wn += k * n;
+    wt += k;
+    w2 += k * k;
+  }
+  *sum = ws / wt;
+  *rows = wn / wt;
+  *k2 = w2 / (wt * wt);
+  *hbb = 1 / wt;
+}
+
 /* Contract 4, regression: the empirical-Bayes steps of one visit from its
 ** released (count, sum) pairs nz[2 b], nz[2 b + 1] (rows, units of 1.0),
 ** into delta[b] and the scores. vs, vn: a sum's and a count's noise variance
@@ -515,9 +548,30 @@ static void regression_steps(boost_state *s, uint32_t f, const double *nz, doubl
   double tau2 = num > 0 && den > 0 ? num / den : 0;
   if (!(tau2 <= cmax * cmax)) tau2 = cmax * cmax;
   double *sc = s->scores + s->off[f];
+  /* A numeric feature's neighbouring bins hold neighbouring values: the
+  ** kernel width whose smoothed sums have the least unbiased risk estimate
+  ** (post-processing; no smoothing without noise or below 3 bins). */
+  double w = 0;
+  if (vs > 0 && nb >= 3 && s->feat[f].type == RDT_FEATURE_NUMERIC) {
+    double best = 0;
+    for (size_t c = 0; c < sizeof smooth_widths / sizeof *smooth_widths; c++) {
+      double r = 0;
+      for (uint32_t b = 0; b < nb; b++) {
+        double sum, rows, k2, hbb;
+        smooth_bin(nz, nb, b, smooth_widths[c], &sum, &rows, &k2, &hbb);
+        /* Stein: E|Hs - theta|^2 = E|Hs - s|^2 + 2 v tr(H) - nb v, for any noise of variance v */
+        r += (sum - nz[2 * (size_t)b + 1]) * (sum - nz[2 * (size_t)b + 1]) + 2 * vs * hbb;
+      }
+      if (c == 0 || r < best) {
+        best = r;
+        w = smooth_widths[c];
+      }
+    }
+  }
   for (uint32_t b = 0; b < nb; b++) {
-    double n = nz[2 * (size_t)b] > 0 ? nz[2 * (size_t)b] : 0, g = nz[2 * (size_t)b + 1];
-    double q = n * n * tau2 + vs;
+    double n, g, k2, hbb;
+    smooth_bin(nz, nb, b, w, &g, &n, &k2, &hbb);
+    double q = n * n * tau2 + vs * k2;
     double step = q > 0 ? g * n * tau2 / q : 0;
     step = step < -cmax ? -cmax : step > cmax ? cmax : step;
     double next = clamp_score(sc[b] + s->lr * step);
