@@ -517,6 +517,22 @@ static void test_auto_bins(void) {
   setup_free(&f);
 }
 
+/* Regression smoothing (boost.c contract 4): the risk estimate keeps bins
+** apart when their sums differ far beyond the noise, smooths a smooth trend
+** drowned in noise, and never smooths without noise or below 3 bins. */
+static void test_smooth_width(void) {
+  double jagged[2 * 8], smooth[2 * 8];
+  for (int b = 0; b < 8; b++) {
+    jagged[2 * b] = smooth[2 * b] = 100;               /* counts */
+    jagged[2 * b + 1] = b % 2 ? 40 : -40;              /* sums: alternating far apart */
+    smooth[2 * b + 1] = 2.0 * b + (b % 2 ? 3 : -3);    /* a slow trend plus small wiggles */
+  }
+  check(rdt_boost_smooth_width(jagged, 8, 1.0) == 0, "boost regression smoothing: alternating bins far beyond the noise stay apart (w 0)");
+  check(rdt_boost_smooth_width(smooth, 8, 400.0) == 1, "boost regression smoothing: a trend in noise of variance 400 is smoothed fully (w 1)");
+  check(rdt_boost_smooth_width(smooth, 8, 0) == 0 && rdt_boost_smooth_width(smooth, 2, 400.0) == 0,
+        "boost regression smoothing: none without noise or below 3 bins");
+}
+
 int main(void) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -536,6 +552,7 @@ int main(void) {
   test_learns_regression();
   test_learns();
   test_auto_bins();
+  test_smooth_width();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

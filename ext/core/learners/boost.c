@@ -528,6 +528,25 @@ static void smooth_bin(const double *nz, uint32_t nb, uint32_t b, double w, doub
   *hbb = 1 / wt;
 }
 
+double rdt_boost_smooth_width(const double *nz, uint32_t nb, double vs) {
+  double w = 0, best = 0;
+  if (!(vs > 0) || nb < 3) return 0;
+  for (size_t c = 0; c < sizeof smooth_widths / sizeof *smooth_widths; c++) {
+    double r = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+      double sum, rows, k2, hbb;
+      smooth_bin(nz, nb, b, smooth_widths[c], &sum, &rows, &k2, &hbb);
+      /* Stein: E|Hs - theta|^2 = E|Hs - s|^2 + 2 v tr(H) - nb v, for any noise of variance v */
+      r += (sum - nz[2 * (size_t)b + 1]) * (sum - nz[2 * (size_t)b + 1]) + 2 * vs * hbb;
+    }
+    if (c == 0 || r < best) {
+      best = r;
+      w = smooth_widths[c];
+    }
+  }
+  return w;
+}
+
 /* Contract 4, regression: the empirical-Bayes steps of one visit from its
 ** released (count, sum) pairs nz[2 b], nz[2 b + 1] (rows, units of 1.0),
 ** into delta[b] and the scores. vs, vn: a sum's and a count's noise variance
@@ -551,23 +570,7 @@ static void regression_steps(boost_state *s, uint32_t f, const double *nz, doubl
   /* A numeric feature's neighbouring bins hold neighbouring values: the
   ** kernel width whose smoothed sums have the least unbiased risk estimate
   ** (post-processing; no smoothing without noise or below 3 bins). */
-  double w = 0;
-  if (vs > 0 && nb >= 3 && s->feat[f].type == RDT_FEATURE_NUMERIC) {
-    double best = 0;
-    for (size_t c = 0; c < sizeof smooth_widths / sizeof *smooth_widths; c++) {
-      double r = 0;
-      for (uint32_t b = 0; b < nb; b++) {
-        double sum, rows, k2, hbb;
-        smooth_bin(nz, nb, b, smooth_widths[c], &sum, &rows, &k2, &hbb);
-        /* Stein: E|Hs - theta|^2 = E|Hs - s|^2 + 2 v tr(H) - nb v, for any noise of variance v */
-        r += (sum - nz[2 * (size_t)b + 1]) * (sum - nz[2 * (size_t)b + 1]) + 2 * vs * hbb;
-      }
-      if (c == 0 || r < best) {
-        best = r;
-        w = smooth_widths[c];
-      }
-    }
-  }
+  double w = s->feat[f].type == RDT_FEATURE_NUMERIC ? rdt_boost_smooth_width(nz, nb, vs) : 0;
   for (uint32_t b = 0; b < nb; b++) {
     double n, g, k2, hbb;
     smooth_bin(nz, nb, b, w, &g, &n, &k2, &hbb);

@@ -32,4 +32,10 @@ uint64_t rdt_boost_regression_sensitivity(uint32_t clip);
 #define RDT_BOOST_GRID 4096
 #define RDT_BOOST_COUNT_WEIGHT 512
 
+/* Contract 4, regression: the smoothing weight w in {0, 1/4, 1/2, 1} of one
+** numeric feature's released (count, sum) pairs nz[2 b], nz[2 b + 1] (nb
+** bins), the one of least Stein unbiased risk for sums of noise variance vs;
+** 0 without noise or below 3 bins. Post-processing; exposed for tests. */
+double rdt_boost_smooth_width(const double *nz, uint32_t nb, double vs);
+
 #endif
