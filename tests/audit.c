@@ -1045,6 +1045,19 @@ static void audit_auto_guard(int broken) {
          k[0], k[1], AUTO_EVENTS, 1.0, !broken);
 }
 
+/* A learner's options parsed for an audit as rdt_fit parses them; on
+** failure a failed check names the audit's setup and 0 is returned. */
+static int parse_learner_for_audit(const rdt_learner *l, const char *opts, rdt_json **root, rdt_schema *schema,
+                                   rdt_learn_common *c, const char *what) {
+  char ledger[129], label[RDT_MAX_NAME + 1], err[256], name[160];
+  if (l && rdt_options_parse_learner(opts, strlen(opts), l, root, schema, c, ledger, sizeof ledger, label, err,
+                                     sizeof err))
+    return 1;
+  snprintf(name, sizeof name, "%s audit setup", what);
+  check(0, name);
+  return 0;
+}
+
 /* ---- mechanism: the constant learner (learners/constant.c) ----------------
 ** Neighbours: rows {0, 0, 1} and one more row of class 1. Released: the
 ** noisy class counts through the learner interface; events on class 1's
@@ -1056,13 +1069,9 @@ static void audit_constant(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  char err[256];
   const rdt_learner *l = rdt_learner_find("constant");
-  if (!l || !rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
-                                       sizeof err)) {
-    check(0, "constant audit setup");
-    return;
-  }
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "constant")) return;
   if (broken) c.eps.num *= 2;
   long k[2][CONSTANT_EVENTS] = {{0}};
   rdt_rng rng;
@@ -1125,13 +1134,9 @@ static void audit_private_tree(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  char err[256];
   const rdt_learner *l = &rdt_learner_private_tree;
-  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
-                                 sizeof err)) {
-    check(0, "private_tree audit setup");
-    return;
-  }
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "private_tree")) return;
   double claimed = rdt_eps_to_double(c.eps);
   if (broken) c.eps.num *= 2;
   double rows[3][2] = {{0.2, 0.2}, {0.8, 0.8}, {0.2, 0.8}};
@@ -1197,13 +1202,9 @@ static void audit_private_tree_levels(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  char err[256];
   const rdt_learner *l = &rdt_learner_private_tree;
-  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
-                                 sizeof err)) {
-    check(0, "private_tree levels audit setup");
-    return;
-  }
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "private_tree levels")) return;
   rdt_eps share = {c.eps.num / 4 * 2}; /* the two levels' selections (contract 3) */
   if (broken) c.eps.num *= 2;
   double rows[3][2] = {{0.2, 0.2}, {0.8, 0.8}, {0.2, 0.8}};
@@ -1257,13 +1258,9 @@ static void audit_matrix_forest(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  char err[256];
   const rdt_learner *l = &rdt_learner_matrix_forest;
-  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
-                                 sizeof err)) {
-    check(0, "matrix_forest audit setup");
-    return;
-  }
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "matrix_forest")) return;
   double claimed = rdt_eps_to_double(c.eps);
   if (broken) c.eps.num *= 2;
   double rows[4] = {0, 1, 0, 1}, at[1] = {1}, p[2];
@@ -1315,13 +1312,9 @@ static void audit_private_tree_depth(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char ledger[129], label[RDT_MAX_NAME + 1], err[256];
+  char err[256];
   const rdt_learner *l = &rdt_learner_private_tree;
-  if (!rdt_options_parse_learner(opts, strlen(opts), l, &root, &schema, &c, ledger, sizeof ledger, label, err,
-                                 sizeof err)) {
-    check(0, "private_tree depth audit setup");
-    return;
-  }
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "private_tree depth")) return;
   double claimed = rdt_eps_to_double(c.eps);
   rdt_eps loud = {c.eps.num / 20 * 10000};
   double x[1] = {0.2};
