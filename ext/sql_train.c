@@ -642,16 +642,7 @@ void rdt_train_session_free(rdt_train_session *st) {
   if (st->xs) /* buffered rows are private too */
     sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * nf * sizeof *st->xs);
   free(st->xs);
-  if (st->forest.counts) {
-    /* Exact counts are the private part of the state: wipe them. */
-    sodium_memzero(st->forest.counts, (size_t)rdt_forest_total_leaves(&st->forest) * rdt_forest_slots(&st->forest) *
-                                          sizeof *st->forest.counts);
-  }
-  rdt_matrix *mx = st->forest.matrix;
-  if (mx && mx->cells) /* so are a matrix forest's tables */
-    sodium_memzero(mx->cells, (size_t)mx->n_cells * rdt_forest_slots(&st->forest) * sizeof *mx->cells);
-  if (mx && mx->exact_cells)
-    sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * rdt_forest_slots(&st->forest) * sizeof *mx->exact_cells);
+  rdt_forest_wipe_counters(&st->forest); /* exact counts and tables are the private part of the state */
   if (st->built) rdt_forest_free(&st->forest);
   else if (st->configured) rdt_schema_free(&st->schema);
   sodium_memzero(&st->config, sizeof st->config); /* holds the seed key */

@@ -3,6 +3,7 @@
 */
 #include "forest_kind.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,14 @@ const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm) {
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
     if (kinds[i].algorithm == algorithm) return &kinds[i];
   return &kinds[0];
+}
+
+void rdt_forest_wipe_counters(rdt_forest *f) {
+  size_t slots = rdt_forest_slots(f);
+  if (f->counts) sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * slots * sizeof *f->counts);
+  rdt_matrix *mx = f->matrix;
+  if (mx && mx->cells) sodium_memzero(mx->cells, (size_t)mx->n_cells * slots * sizeof *mx->cells);
+  if (mx && mx->exact_cells) sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * slots * sizeof *mx->exact_cells);
 }
 
 const rdt_forest_kind *rdt_forest_kind_named(const char *name) {

@@ -57,6 +57,10 @@ typedef struct rdt_forest_kind {
 } rdt_forest_kind;
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm);
+/* Wipes every counter of f in place, whatever its kind: the leaves' counts
+** and a matrix forest's tables (exact or released; the private part of a
+** training state). */
+void rdt_forest_wipe_counters(rdt_forest *f);
 /* By rdt_info/export name ("rdt", "diprime", "matrix", "rdt#"); NULL if none. */
 const rdt_forest_kind *rdt_forest_kind_named(const char *name);
 

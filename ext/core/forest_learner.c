@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "forest_kind.h"
-#include "matrix.h"
 #include "model.h"
 
 int rdt_forest_learner_config(rdt_config *config, rdt_algorithm algorithm, const rdt_json *opts, uint32_t max_trees,
@@ -64,20 +63,11 @@ int rdt_forest_learner_finish(void *st, rdt_rng *noise) {
   rdt_forest_input none;
   memset(&none, 0, sizeof none); /* these kinds count their rows; no buffer, no public rows */
   int ok = rdt_forest_kind_of(f->config.algorithm)->release(f, &none, noise) && rdt_forest_prepare(f);
-  if (!ok) rdt_forest_learner_wipe(f); /* nothing exact may remain, released or not */
+  if (!ok) rdt_forest_wipe_counters(f); /* nothing exact may remain, released or not */
   return ok;
 }
 
 int rdt_forest_learner_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }
-
-void rdt_forest_learner_wipe(rdt_forest *f) {
-  if (f->counts)
-    sodium_memzero(f->counts, (size_t)rdt_forest_total_leaves(f) * rdt_forest_slots(f) * sizeof *f->counts);
-  rdt_matrix *mx = f->matrix;
-  if (mx && mx->cells) sodium_memzero(mx->cells, (size_t)mx->n_cells * rdt_forest_slots(f) * sizeof *mx->cells);
-  if (mx && mx->exact_cells)
-    sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * rdt_forest_slots(f) * sizeof *mx->exact_cells);
-}
 
 void rdt_forest_learner_encode(const void *st, rdt_bytes *out) {
   size_t n = 0;
@@ -131,7 +121,7 @@ void rdt_forest_learner_predict(const void *st, const double *x, double *out) {
 void rdt_forest_learner_free(void *st) {
   rdt_forest *f = st;
   if (!f) return;
-  rdt_forest_learner_wipe(f);
+  rdt_forest_wipe_counters(f);
   rdt_forest_free(f);
   free(f);
 }

@@ -39,8 +39,6 @@ int rdt_forest_learner_merge(void *into, const void *from);
 void rdt_forest_learner_encode(const void *st, rdt_bytes *out);
 void *rdt_forest_learner_decode(rdt_reader *in, rdt_algorithm algorithm);
 void rdt_forest_learner_predict(const void *st, const double *x, double *out);
-/* Wipes the exact (or released) counters and tables in place. */
-void rdt_forest_learner_wipe(rdt_forest *f);
 void rdt_forest_learner_free(void *st);
 
 #endif
