@@ -1045,6 +1045,41 @@ static void audit_auto_guard(int broken) {
          k[0], k[1], AUTO_EVENTS, 1.0, !broken);
 }
 
+/* ---- mechanism: auto's readout choice (learners/auto.c, step 4b) ---------
+** Report noisy max over counting queries on the validation rows.
+** Neighbours: one validation row more, which adds 1 to the correct count of
+** the second option only: scores {0, 0} and {0, 1}. Released: the winner;
+** events: each option wins. With the claimed eps the likelihood ratio is
+** about 1.8 (below e); the broken twin noises with twice the eps it claims
+** (ratio about 4). */
+#define SELECT_EVENTS 2
+static void audit_auto_select(int broken) {
+  rdt_eps eps, used;
+  rdt_eps_from_double(1.0, &eps);
+  used = eps;
+  if (broken) used.num *= 2;
+  long k[2][SELECT_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "select-broken" : "select", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2; side++) {
+      double scores[2] = {0, side};
+      uint32_t w = 9;
+      ok = rdt_auto_select(scores, 2, used, &rng, &w) && w < 2;
+      k[side][w == 0 ? 0 : 1]++;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) {
+    check(0, "auto select audit setup");
+    return;
+  }
+  report(broken ? "auto's readout choice noised with twice the eps it claims (broken twin)"
+                : "auto's readout choice: report noisy max, scores {0, 0} vs {0, 1}",
+         k[0], k[1], SELECT_EVENTS, 1.0, !broken);
+}
+
 /* A learner's options parsed for an audit as rdt_fit parses them; on
 ** failure a failed check names the audit's setup and 0 is returned. */
 static int parse_learner_for_audit(const rdt_learner *l, const char *opts, rdt_json **root, rdt_schema *schema,
@@ -1451,6 +1486,8 @@ int main(void) {
   audit_naive_bayes(1);
   audit_auto_guard(0);
   audit_auto_guard(1);
+  audit_auto_select(0);
+  audit_auto_select(1);
   audit_constant(0);
   audit_constant(1);
   audit_boost(0);

@@ -140,8 +140,9 @@ static void test_registry(void) {
             rdt_learner_by_id(1) == rdt_learner_find("constant") && rdt_learner_by_id(99) == NULL,
         "registry: unknown names and ids are NULL; id 1 is constant");
   check(rdt_learner_naive_bayes.tasks == RDT_LEARN_CLASSIFICATION && rdt_learner_naive_bayes.options[0] &&
-            strcmp(rdt_learner_naive_bayes.options[0], "bins") == 0 && rdt_learner_naive_bayes.options[1] == NULL,
-        "registry: naive_bayes classifies and reads the option \"bins\" only");
+            strcmp(rdt_learner_naive_bayes.options[0], "bins") == 0 && rdt_learner_naive_bayes.options[1] &&
+            strcmp(rdt_learner_naive_bayes.options[1], "readout") == 0 && rdt_learner_naive_bayes.options[2] == NULL,
+        "registry: naive_bayes classifies and reads the options \"bins\" and \"readout\" only");
 }
 
 /* ---- naive Bayes ----------------------------------------------------------- */
@@ -186,6 +187,83 @@ static void test_nb_options(const rdt_schema *s) {
   err[0] = 0;
   st = start(l, NULL, s, &r, err, sizeof err);
   check(st == NULL && err[0], "naive_bayes: a regression task is refused");
+  if (st) l->free(st);
+}
+
+/* Naive Bayes's "moments" readout (naive_bayes.c 6b, moment_fit.c): the
+** fit, its payload (versions 3), hostile scores, and "both" with the
+** readout choice a caller makes. */
+static void test_nb_moments(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
+                            const uint32_t *tcls) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(0, 0);
+  char err[256], name[160];
+  rdt_rng rng;
+  seeded(&rng, "nb-moments");
+  void *st = start(l, "{\"bins\": 8, \"readout\": \"moments\"}", s, &c, err, sizeof err);
+  void *both = start(l, "{\"bins\": 8, \"readout\": \"both\"}", s, &c, err, sizeof err);
+  if (!st || !both) {
+    check(0, "naive_bayes moments: start");
+    if (st) l->free(st);
+    if (both) l->free(both);
+    return;
+  }
+  train(l, st, x, cls, 0, NTRAIN);
+  train(l, both, x, cls, 0, NTRAIN);
+  check(l->readouts(both) == 1, "naive_bayes moments: an unreleased state offers one readout");
+  int fin = l->finish(st, &rng) && l->finish(both, &rng);
+  double acc = fin ? accuracy(l, st, tx, tcls, NTEST) : 0;
+  snprintf(name, sizeof name, "naive_bayes moments: non-private, separable data: accuracy %.3f >= 0.97", acc);
+  check(acc >= 0.97, name);
+  check(fin && predictions_sane(l, st, NC), "naive_bayes moments: probabilities finite and adding up to 1");
+  size_t counters = NC + NC * (8 + 8 + 4);
+  rdt_bytes e1 = {0}, e2 = {0}, e3 = {0};
+  int ok = fin && encode(l, st, &e1);
+  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
+  ok = back && encode(l, back, &e2);
+  check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0 && e1.n == 36 + 16 * counters && e1.p[0] == 3,
+        "naive_bayes moments: version 3, counters then scores, encode -> decode -> encode byte-identical");
+  int same = back != NULL;
+  double o1[NC], o2[NC];
+  for (size_t i = 0; same && i < 50; i++) {
+    l->predict(st, tx + i * NF, o1);
+    l->predict(back, tx + i * NF, o2);
+    same &= memcmp(o1, o2, sizeof o1) == 0;
+  }
+  check(same, "naive_bayes moments: the decoded model predicts exactly as the original");
+  if (back) l->free(back);
+  /* hostile scores: a NaN, an infinity, a huge one, each refused */
+  int refused = ok;
+  const double bad[3] = {NAN, INFINITY, 2e9};
+  unsigned char *q = ok ? malloc(e1.n) : NULL;
+  for (int i = 0; q && i < 3; i++) {
+    memcpy(q, e1.p, e1.n);
+    memcpy(q + 36 + 8 * counters + 8 * 5, &bad[i], 8); /* little-endian hosts: the f64 as written */
+    rdt_reader r = {q, e1.n, 0, 0};
+    void *t = l->decode(&r, s, &c);
+    refused &= t == NULL && r.bad;
+    if (t) l->free(t);
+  }
+  free(q);
+  check(refused && q != NULL, "naive_bayes moments: decode refuses a NaN, infinite or 2e9 score");
+  /* "both": two readouts; the Bayes one is written as version 1, the other as version 3 */
+  l->predict(both, tx, o1);
+  uint32_t nr = l->readouts(both);
+  l->set_readout(both, 1);
+  l->predict(both, tx, o2);
+  int v3 = encode(l, both, &e3) && e3.n == e1.n && e3.p[0] == 3;
+  rdt_bytes_free(&e3);
+  l->set_readout(both, 7); /* unknown: the default */
+  int v1 = encode(l, both, &e3) && e3.n == 36 + 8 * counters && e3.p[0] == 1;
+  check(nr == 2 && v3 && v1 && memcmp(o1, o2, sizeof o1) != 0,
+        "naive_bayes both: two readouts with different predictions; readout 1 written as version 3, an unknown one as 0 (version 1)");
+  rdt_bytes_free(&e1);
+  rdt_bytes_free(&e2);
+  rdt_bytes_free(&e3);
+  l->free(st);
+  l->free(both);
+  st = start(l, "{\"readout\": \"logistic\"}", s, &c, err, sizeof err);
+  check(st == NULL && strstr(err, "\"readout\"") != NULL, "naive_bayes: an unknown \"readout\" is refused, naming the option");
   if (st) l->free(st);
 }
 
@@ -945,6 +1023,7 @@ int main(void) {
     rdt_rng_clear(&rng);
     test_nb_options(&s);
     test_nb_nonprivate(&s, x, cls, tx, tcls);
+    test_nb_moments(&s, x, cls, tx, tcls);
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
     test_nb_auto_bins(&s, x, cls, tx);

@@ -103,6 +103,13 @@ typedef struct rdt_learner {
   void (*free)(void *st);                                              /* Contract 7 */
   /* Optional (NULL: no plan): the plan for n^ rows; returns 0 when none. */
   int (*plan)(const void *st, double n_hat, rdt_learn_plan *out);
+  /* Optional (NULL: one): the readouts a released state offers, different
+  ** post-processings of one release (naive Bayes: its own, and scores fitted
+  ** by moment_fit.h), and the choice of the one predict() and encode() use
+  ** (0: the learner's default; an unknown one selects 0). A caller holding
+  ** rows the release never saw may choose (auto.c). */
+  uint32_t (*readouts)(const void *st);
+  void (*set_readout)(void *st, uint32_t r);
 } rdt_learner;
 
 /* The registry (learners/registry.c): NULL when unknown. */

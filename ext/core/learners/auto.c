@@ -48,6 +48,17 @@
 **      model is kept unless that noisy gain is below minus one noise scale
 **      (-1/ε: the constant clearly ahead), else the constant model
 **      (post-processing; a public margin).
+**   4b. When the chosen classifier's release offers several readouts
+**      (learner.h; naive Bayes: its own, and scores fitted to its tables
+**      under independent features, moment_fit.c), step 4 is instead one
+**      report-noisy-max on the validation slice over the readouts' correct
+**      predictions and the constant model's minus the same margin:
+**      counting queries (a row adds 0 or 1 to each), discrete Laplace of
+**      scale 1/ε on each, ties to the earlier readout, the constant last;
+**      only the winner is released [ε-DP on the validation rows: report
+**      noisy max on counting queries, Dwork and Roth, Claim 3.9]. The
+**      winning readout is kept, or the constant model when it wins; no
+**      gain is released (rdt_info shows it as null).
 **   Training rows spend ε_k + ε_m = ε, validation rows ε, and the parts are
 **   disjoint: ε-DP in total (parallel composition). The released model is
 **   one of two released models, picked by a released number.
@@ -70,6 +81,7 @@
 #define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
 #define AUTO_MATRIX_BYTES (32.0 * 1024 * 1024) /* ... and its counters fit in 32 MiB */
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
+#define AUTO_MAX_READOUTS 4
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
@@ -92,7 +104,7 @@ typedef struct auto_state {
   /* the release */
   const rdt_learner *chosen;
   void *chosen_state;
-  double n_hat, snr, gain;
+  double n_hat, snr, gain;       /* gain NaN: step 4b (not released) */
   uint32_t picked;               /* id of the candidate the rule picked */
 } auto_state;
 
@@ -154,7 +166,17 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
     char cerr[200] = "";
-    void *st = l->start(NULL, s, &cm, cerr, sizeof cerr);
+    /* Naive Bayes offers both its readouts, for step 4b to choose. */
+    rdt_json *copts = NULL;
+    if (i == CAND_NAIVE_BAYES) {
+      static const char both[] = "{\"readout\": \"both\"}";
+      if (!(copts = rdt_json_parse(both, sizeof both - 1, cerr, sizeof cerr))) {
+        auto_free(a);
+        return NULL;
+      }
+    }
+    void *st = l->start(copts, s, &cm, cerr, sizeof cerr);
+    rdt_json_free(copts);
     if (!st && !cerr[0]) { /* memory */
       auto_free(a);
       return NULL;
@@ -239,6 +261,20 @@ int rdt_auto_guard(double gain, int regression, rdt_eps eps, rdt_rng *noise, dou
   return rdt_lattice_laplace(noise, gain, 1.0, eps, -10, noisy);
 }
 
+int rdt_auto_select(const double *scores, uint32_t n, rdt_eps eps, rdt_rng *noise, uint32_t *winner) {
+  uint64_t s, t;
+  if (n == 0 || !rdt_laplace_params(eps, 1, &s, &t)) return 0;
+  double best = 0;
+  for (uint32_t i = 0; i < n; i++) { /* every draw made, whatever the scores */
+    double v = scores[i] + (double)rdt_discrete_laplace(noise, s, t);
+    if (i == 0 || v > best) {
+      best = v;
+      *winner = i;
+    }
+  }
+  return 1;
+}
+
 static uint32_t argmax(const double *p, uint32_t k) {
   uint32_t best = 0;
   for (uint32_t i = 1; i < k; i++)
@@ -319,6 +355,44 @@ static int auto_finish(void *st, rdt_rng *noise) {
     a->cst[i] = NULL;
   }
   if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
+  /* Step 4b: several readouts of a classifier's release. */
+  uint32_t R = ok && pick >= 0 && a->n_classes && a->cand[pick]->readouts ? a->cand[pick]->readouts(a->cst[pick]) : 1;
+  if (R > AUTO_MAX_READOUTS) R = AUTO_MAX_READOUTS;
+  if (R > 1) {
+    a->picked = a->cand[pick]->id;
+    double score[AUTO_MAX_READOUTS + 1] = {0};
+    for (uint32_t r = 0; r <= R; r++) {
+      if (r < R) a->cand[pick]->set_readout(a->cst[pick], r);
+      for (uint64_t v = 0; v < a->nv; v++) {
+        const double *x = a->vx + (size_t)v * a->d;
+        if (r < R) a->cand[pick]->predict(a->cst[pick], x, p);
+        else a->konst->predict(a->kst, x, p);
+        score[r] += (double)(argmax(p, a->K) == (uint32_t)a->vy[v]);
+      }
+    }
+    score[R] -= 2 * guard_margin(a); /* one sd of the difference of two draws, about twice one draw's scale */
+    uint32_t win = 0;
+    if (a->c.is_private) ok = rdt_auto_select(score, R + 1, a->c.eps, noise, &win);
+    else
+      for (uint32_t r = 1; r <= R; r++)
+        if (score[r] > score[win]) win = r;
+    wipe_validation(a);
+    if (!ok) return 0;
+    a->gain = NAN;
+    if (win < R) {
+      a->cand[pick]->set_readout(a->cst[pick], win);
+      a->chosen = a->cand[pick];
+      a->chosen_state = a->cst[pick];
+      a->cst[pick] = NULL;
+    } else {
+      a->cand[pick]->free(a->cst[pick]);
+      a->cst[pick] = NULL;
+      a->chosen = a->konst;
+      a->chosen_state = a->kst;
+      a->kst = NULL;
+    }
+    return 1;
+  }
   /* Step 4: the guard on the validation slice. */
   double gain = 0;
   if (ok && pick >= 0) {
@@ -385,7 +459,7 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   /* Never nested autos; the constant model's share is the one auto spends. */
   if (in->bad || !a->chosen || a->chosen == &rdt_learner_auto || (a->picked && (!picked || picked == &rdt_learner_auto)) ||
       eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !isfinite(a->n_hat) || !(isfinite(a->snr) || (!c->is_private && a->snr == INFINITY)) ||
-      !isfinite(a->gain)) { /* without noise the rule's s is infinite */
+      !(isfinite(a->gain) || isnan(a->gain))) { /* without noise the rule's s is infinite; NaN: step 4b */
     in->bad = 1;
     free(a);
     return NULL;
@@ -412,18 +486,22 @@ static void auto_predict(const void *st, const double *x, double *out) {
 static void auto_describe(const void *st, rdt_bytes *json) {
   const auto_state *a = st;
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
-  char buf[900], snr[32];
+  char buf[1100], snr[32], gain[32];
   double eps = rdt_eps_to_double(a->c.eps), ek = rdt_eps_to_double(constant_eps(a->c.eps));
   /* JSON has no infinity: without noise s is infinite, shown as null */
   if (isfinite(a->snr)) snprintf(snr, sizeof snr, "%.17g", a->snr);
   else snprintf(snr, sizeof snr, "null");
+  /* step 4b releases only its winner: no gain */
+  if (isnan(a->gain)) snprintf(gain, sizeof gain, "null");
+  else snprintf(gain, sizeof gain, "%.17g", a->gain);
   snprintf(buf, sizeof buf,
            "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
-           "\"boost_above\":%g,\"guard_margin\":%.17g,\"validation_gain\":%.17g,\"validation_share\":%g,\"epsilon_constant\":%.17g,"
+           "\"boost_above\":%g,\"guard_margin\":%.17g,\"validation_gain\":%s,\"validation_choice\":\"%s\",\"validation_share\":%g,\"epsilon_constant\":%.17g,"
            "\"epsilon_model\":%.17g,\"epsilon_validation\":%.17g,\"why_private\":\"training and validation rows "
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
            "epsilon_validation, each at most epsilon\"},",
-           a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, guard_margin(a), a->gain,
+           a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, guard_margin(a), gain,
+           isnan(a->gain) ? "report noisy max over the readouts and the constant" : "noisy gain over the constant",
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
            a->c.is_private ? eps : 0);
   rdt_bytes_text(json, buf);

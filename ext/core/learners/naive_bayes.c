@@ -54,11 +54,28 @@
 **      common facts (C, d, bins in 2..1024, F one of the fine resolutions
 **      and a multiple of the bins, the private flag, the shares equal to the
 **      split of eps in 3) and the payload's length before it allocates.
+**   6b. "readout" (option): "bayes" (the default) predicts as in 5;
+**      "moments" also fits, at finish() and from the released counters
+**      alone (post-processing), the additive softmax scores of
+**      moment_fit.c (ridge: a tenth of a table cell's noise scale, 0.01
+**      without noise; the synthetic sample drawn from the finish stream)
+**      and predicts softmax(w_k + sum_f w_f[k][bin_f(x)]); "both" fits them
+**      too but predicts as "bayes" until a caller holding rows the model
+**      never saw picks a readout (set_readout: auto.c). "moments" needs at
+**      most RDT_MOMENT_MAX_COUNTERS counters (checked before any row);
+**      "both" offers the second readout only within that bound. A state
+**      whose chosen readout is "moments" is written as version 3 (fixed
+**      bins) or 4 ("auto" bins): version 1 or 2 followed by every counter's
+**      score as f64 in the counters' order (class biases, then the
+**      tables); decode() checks that each is finite and at most 1e9 in
+**      magnitude. A "bayes" readout is written as version 1 or 2.
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
 **      states of the same shape only; row() ignores a released state.
 */
 #include "naive_bayes.h"
+
+#include "../moment_fit.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -68,6 +85,11 @@
 
 #define NB_VERSION 1u
 #define NB_VERSION_AUTO 2u
+#define NB_VERSION_MOMENTS 3u      /* version 1 + moment scores */
+#define NB_VERSION_AUTO_MOMENTS 4u /* version 2 + moment scores */
+#define NB_MAX_SCORE 1e9
+
+enum { NB_READOUT_BAYES, NB_READOUT_MOMENTS, NB_READOUT_BOTH };
 #define NB_AUTO_FINE 96u /* divisible by 2, 3, 4, 6, 8, 12, 16, 24, 32, 48 */
 
 typedef struct nb_state {
@@ -81,6 +103,9 @@ typedef struct nb_state {
   size_t n_counts;
   int64_t *counts;       /* C class counts, then the tables */
   double *logp;          /* released: log-probability of every counter's event */
+  uint32_t readout_opt;  /* NB_READOUT_*: what finish() fits */
+  uint32_t readout;      /* what predict() uses: bayes or moments */
+  double *w;             /* released "moments" scores (counters' layout), or NULL */
 } nb_state;
 
 static void nb_free(void *p) {
@@ -88,8 +113,10 @@ static void nb_free(void *p) {
   if (!st) return;
   if (st->counts) sodium_memzero(st->counts, st->n_counts * sizeof *st->counts);
   if (st->logp) sodium_memzero(st->logp, st->n_counts * sizeof *st->logp);
+  if (st->w) sodium_memzero(st->w, st->n_counts * sizeof *st->w);
   free(st->counts);
   free(st->logp);
+  free(st->w);
   free(st->features);
   free(st->n_bins);
   free(st->offset);
@@ -190,8 +217,25 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     bins = NB_AUTO_FINE;
     while (bins > 6 && nb_counters(s, bins) > RDT_NB_MAX_COUNTERS) bins /= 2;
   }
+  uint32_t readout = NB_READOUT_BAYES;
+  const rdt_json *r = opts ? rdt_json_get(opts, "readout") : NULL;
+  if (r) {
+    if (r->type == RDT_JSON_STRING && strcmp(r->string, "bayes") == 0) readout = NB_READOUT_BAYES;
+    else if (r->type == RDT_JSON_STRING && strcmp(r->string, "moments") == 0) readout = NB_READOUT_MOMENTS;
+    else if (r->type == RDT_JSON_STRING && strcmp(r->string, "both") == 0) readout = NB_READOUT_BOTH;
+    else {
+      if (en) snprintf(err, en, "option \"readout\" must be \"bayes\", \"moments\" or \"both\"");
+      return NULL;
+    }
+  }
+  if (readout == NB_READOUT_MOMENTS && nb_counters(s, bins) > RDT_MOMENT_MAX_COUNTERS) {
+    if (en) snprintf(err, en, "naive_bayes: \"readout\": \"moments\" takes at most %llu counters; use fewer \"bins\"",
+                     (unsigned long long)RDT_MOMENT_MAX_COUNTERS);
+    return NULL;
+  }
   nb_state *st = nb_alloc(s, bins, c->is_private != 0, err, en);
   if (!st) return NULL;
+  st->readout_opt = readout;
   if (is_auto) st->fine = bins;
   if (st->is_private) nb_split(c->eps, st->n_features, &st->eps_class, &st->eps_tables);
   return st;
@@ -315,6 +359,20 @@ static int nb_finish(void *p, rdt_rng *noise) {
     for (size_t i = C; i < st->n_counts; i++) st->counts[i] = rdt_learn_add_sat(st->counts[i], rdt_discrete_laplace(noise, ts, tt));
   st->released = 1;
   nb_prepare(st);
+  if (st->readout_opt != NB_READOUT_BAYES && st->n_counts <= RDT_MOMENT_MAX_COUNTERS) {
+    /* Contract 6b: post-processing of the counters just released. */
+    double ridge = 0.01;
+    if (st->is_private)
+      ridge = 0.1 * (st->n_features ? st->n_features / rdt_eps_to_double(st->eps_tables)
+                                    : 1 / rdt_eps_to_double(st->eps_class));
+    st->w = malloc(st->n_counts * sizeof *st->w);
+    if (!st->w || !rdt_moment_fit(C, st->n_features, st->n_bins, st->offset, st->counts, ridge, noise, st->w)) {
+      free(st->w);
+      st->w = NULL;
+      if (st->readout_opt == NB_READOUT_MOMENTS) return 0; /* memory (the size was checked at start) */
+    }
+    if (st->readout_opt == NB_READOUT_MOMENTS) st->readout = NB_READOUT_MOMENTS;
+  }
   return 1;
 }
 
@@ -324,7 +382,9 @@ static void nb_encode(const void *p, rdt_bytes *out) {
     out->oom = 1;
     return;
   }
-  rdt_bytes_u32(out, st->fine ? NB_VERSION_AUTO : NB_VERSION);
+  int moments = st->readout == NB_READOUT_MOMENTS && st->w;
+  rdt_bytes_u32(out, moments ? (st->fine ? NB_VERSION_AUTO_MOMENTS : NB_VERSION_MOMENTS)
+                             : (st->fine ? NB_VERSION_AUTO : NB_VERSION));
   rdt_bytes_u32(out, st->bins);
   if (st->fine) rdt_bytes_u32(out, st->fine);
   rdt_bytes_u32(out, (uint32_t)st->is_private);
@@ -333,10 +393,15 @@ static void nb_encode(const void *p, rdt_bytes *out) {
   rdt_bytes_u32(out, st->n_classes);
   rdt_bytes_u32(out, st->n_features);
   for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_u64(out, (uint64_t)st->counts[i]);
+  if (moments)
+    for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_f64(out, st->w[i]);
 }
 
 static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
   uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in);
+  int moments = version == NB_VERSION_MOMENTS || version == NB_VERSION_AUTO_MOMENTS;
+  if (version == NB_VERSION_MOMENTS) version = NB_VERSION;
+  if (version == NB_VERSION_AUTO_MOMENTS) version = NB_VERSION_AUTO;
   uint32_t fine = version == NB_VERSION_AUTO ? rdt_read_u32(in) : 0, priv = rdt_read_u32(in);
   rdt_eps ec = {rdt_read_u64(in)}, et = {rdt_read_u64(in)};
   uint32_t C = rdt_read_u32(in), d = rdt_read_u32(in);
@@ -355,7 +420,8 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   }
   /* the payload must hold every counter before anything is allocated */
   uint64_t n = ok ? nb_counters(s, bins) : 0;
-  if (!ok || n > RDT_NB_MAX_COUNTERS || (in->n - in->pos) / 8 < n) {
+  if (!ok || n > RDT_NB_MAX_COUNTERS || (moments && n > RDT_MOMENT_MAX_COUNTERS) ||
+      (in->n - in->pos) / 8 / (moments ? 2 : 1) < n) {
     in->bad = 1;
     return NULL;
   }
@@ -370,7 +436,18 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   st->eps_tables = et;
   for (size_t i = 0; i < st->n_counts; i++) st->counts[i] = (int64_t)rdt_read_u64(in);
   st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
-  if (in->bad || !st->logp) {
+  int scores_ok = 1;
+  if (moments && st->logp) {
+    st->w = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->w);
+    scores_ok = st->w != NULL;
+    for (size_t i = 0; i < st->n_counts && scores_ok; i++) {
+      double v = rdt_read_f64(in);
+      scores_ok = isfinite(v) && fabs(v) <= NB_MAX_SCORE;
+      st->w[i] = v;
+    }
+    st->readout = NB_READOUT_MOMENTS;
+  }
+  if (in->bad || !st->logp || !scores_ok) {
     in->bad = 1;
     nb_free(st);
     return NULL;
@@ -385,6 +462,16 @@ static void nb_predict(const void *p, const double *x, double *out) {
   uint32_t C = st->n_classes;
   if (!st->released) { /* contract 5: nothing released, nothing learnt */
     for (uint32_t k = 0; k < C; k++) out[k] = 1.0 / C;
+    return;
+  }
+  if (st->readout == NB_READOUT_MOMENTS && st->w) { /* contract 6b */
+    for (uint32_t k = 0; k < C; k++) {
+      double z = st->w[k];
+      for (uint32_t f = 0; f < st->n_features; f++)
+        z += st->w[st->offset[f] + (size_t)k * st->n_bins[f] + nb_bin(st, f, x[f])];
+      out[k] = z;
+    }
+    rdt_learn_softmax(out, C, out);
     return;
   }
   for (uint32_t k = 0; k < C; k++) {
@@ -412,9 +499,24 @@ static void nb_describe(const void *p, rdt_bytes *json) {
              "\"bins_rule\":\"%s\",\"epsilon_class_counts\":null,\"epsilon_tables\":null,",
              st->bins, st->fine ? "auto" : "fixed");
   rdt_bytes_text(json, buf);
+  rdt_bytes_text(json, st->readout == NB_READOUT_MOMENTS
+                           ? "\"readout\":\"moments: additive softmax scores fitted to the released tables "
+                             "(post-processing)\","
+                           : "\"readout\":\"bayes\",");
 }
 
-static const char *const nb_options[] = {"bins", NULL};
+/* Contract 6b: the readouts a released state offers, and the choice. */
+static uint32_t nb_readouts(const void *p) {
+  const nb_state *st = p;
+  return st->released && st->w ? 2 : 1;
+}
+
+static void nb_set_readout(void *p, uint32_t r) {
+  nb_state *st = p;
+  st->readout = r == 1 && st->released && st->w ? NB_READOUT_MOMENTS : NB_READOUT_BAYES;
+}
+
+static const char *const nb_options[] = {"bins", "readout", NULL};
 
 const rdt_learner rdt_learner_naive_bayes = {
     .name = "naive_bayes",
@@ -430,4 +532,6 @@ const rdt_learner rdt_learner_naive_bayes = {
     .predict = nb_predict,
     .describe = nb_describe,
     .free = nb_free,
+    .readouts = nb_readouts,
+    .set_readout = nb_set_readout,
 };

@@ -1,0 +1,150 @@
+/*
+** moment_fit.c - additive softmax scores fitted to released class x bin
+** tables by matching moments on a synthetic population: post-processing.
+**
+** Contract:
+**   1. Input: released counters only (noisy class counts and class x bin
+**      tables, naive Bayes's layout, moment_fit.h) and a random stream. The
+**      output is a function of them: post-processing, no privacy cost.
+**   2. Model: p(k | x) = softmax_k(w[k] + sum_f w_f[k][bin_f(x)]), the
+**      multinomial logistic model on one-hot bins. Its log-likelihood
+**      reaches the rows through the class x bin tables (its sufficient
+**      statistics: released) and through the rows' joint feature
+**      distribution (not released). The fit puts in that distribution's
+**      place Q, the product of each feature's released marginal (its table
+**      summed over the classes, clamped at 0), and maximises
+**        sum_i counts_i w_i - n^ E_Q[log sum_k exp z_k(x)] - ridge/2 |cells|^2
+**      (n^: the clamped class counts' sum, at least 1; the biases carry no
+**      penalty). With independent features (designed experiments) this is
+**      the logistic fit itself, free of naive Bayes's double counting of
+**      features that interact in the class; with dependent features naive
+**      Bayes may do better, so a caller with held-out rows chooses (auto.c).
+**   3. A cell whose bin has no mass under Q keeps score 0: no evidence, so a
+**      value there moves no class (rather than a score driven by noise).
+**   4. E_Q is a mean over S synthetic rows drawn from Q with `rng` (S =
+**      rdt_moment_samples(C, d): RDT_MOMENT_MAX_SAMPLES, fewer for wide
+**      schemas so that S (d + 1) C <= 2^22, never below 1024). The
+**      objective is concave; Adam (step 0.1) runs RDT_MOMENT_ITERATIONS
+**      iterations from cell scores 0 and biases at the log class
+**      frequencies. Work and memory (four arrays of the counters' size, S d
+**      bin indices) follow C, d, the bins and S only: public facts.
+**   5. It returns 0, leaving w untouched, when memory fails, when there are
+**      more than RDT_MOMENT_MAX_COUNTERS counters, or when a score is not
+**      finite.
+*/
+#include "moment_fit.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t rdt_moment_samples(uint32_t C, uint32_t d) {
+  double s = (double)(1u << 22) / (((double)d + 1) * (C ? C : 1));
+  if (s > RDT_MOMENT_MAX_SAMPLES) s = RDT_MOMENT_MAX_SAMPLES;
+  if (s < 1024) s = 1024;
+  return (uint32_t)s;
+}
+
+static double clamped(int64_t c) { return c > 0 ? (double)c : 0; }
+
+/* Contract 4: S rows from the product of the clamped marginals; each value
+** is the index of its class-0 cell (offset[f] + bin). Marks in `live` the
+** cells (every class) of bins with mass. Returns 0 when memory fails. */
+static int draw_population(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                           uint32_t S, rdt_rng *rng, uint32_t *xs, unsigned char *live) {
+  for (uint32_t f = 0; f < d; f++) {
+    uint32_t B = n_bins[f];
+    double *cum = malloc((B ? B : 1) * sizeof *cum);
+    if (!cum) return 0;
+    double total = 0;
+    for (uint32_t b = 0; b < B; b++) {
+      double m = 0;
+      for (uint32_t k = 0; k < C; k++) m += clamped(counts[offset[f] + (size_t)k * B + b]);
+      if (m > 0)
+        for (uint32_t k = 0; k < C; k++) live[offset[f] + (size_t)k * B + b] = 1;
+      total += m;
+      cum[b] = total;
+    }
+    for (uint32_t s = 0; s < S; s++) {
+      uint32_t b;
+      if (total > 0) { /* the first bin whose cumulative mass exceeds u */
+        double u = rdt_rng_unit(rng) * total;
+        uint32_t lo = 0, hi = B - 1;
+        while (lo < hi) {
+          uint32_t mid = lo + (hi - lo) / 2;
+          if (cum[mid] > u) hi = mid;
+          else lo = mid + 1;
+        }
+        b = lo;
+      } else { /* no mass anywhere: uniform */
+        b = (uint32_t)rdt_rng_below(rng, B);
+      }
+      xs[(size_t)s * d + f] = (uint32_t)offset[f] + b;
+    }
+    free(cum);
+  }
+  return 1;
+}
+
+int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                   double ridge, rdt_rng *rng, double *w) {
+  size_t n = offset[d];
+  if (C == 0 || n > RDT_MOMENT_MAX_COUNTERS) return 0;
+  uint32_t S = rdt_moment_samples(C, d);
+  uint32_t *xs = malloc((size_t)S * (d ? d : 1) * sizeof *xs);
+  double *v = calloc(n, sizeof *v), *m1 = calloc(n, sizeof *m1), *m2 = calloc(n, sizeof *m2);
+  double *e = calloc(n, sizeof *e), *z = malloc(C * sizeof *z);
+  unsigned char *live = calloc(n, 1);
+  int ok = xs && v && m1 && m2 && e && z && live &&
+           draw_population(C, d, n_bins, offset, counts, S, rng, xs, live);
+  if (ok) {
+    double nh = 0;
+    for (uint32_t k = 0; k < C; k++) nh += clamped(counts[k]);
+    for (uint32_t k = 0; k < C; k++) {
+      v[k] = log((clamped(counts[k]) + 1) / (nh + C));
+      live[k] = 1;
+    }
+    if (nh < 1) nh = 1;
+    double scale = nh / S, b1 = 1, b2 = 1;
+    for (uint32_t it = 0; it < RDT_MOMENT_ITERATIONS; it++) {
+      memset(e, 0, n * sizeof *e);
+      for (uint32_t s = 0; s < S; s++) {
+        const uint32_t *x = xs + (size_t)s * d;
+        double top = -INFINITY, sum = 0;
+        for (uint32_t k = 0; k < C; k++) {
+          double t = v[k];
+          for (uint32_t f = 0; f < d; f++) t += v[x[f] + (size_t)k * n_bins[f]];
+          z[k] = t;
+          if (t > top) top = t;
+        }
+        for (uint32_t k = 0; k < C; k++) sum += (z[k] = exp(z[k] - top));
+        for (uint32_t k = 0; k < C; k++) {
+          double p = z[k] / sum;
+          e[k] += p;
+          for (uint32_t f = 0; f < d; f++) e[x[f] + (size_t)k * n_bins[f]] += p;
+        }
+      }
+      b1 *= 0.9;
+      b2 *= 0.999;
+      for (size_t i = 0; i < n; i++) {
+        if (!live[i]) continue; /* contract 3 */
+        double g = (double)counts[i] - scale * e[i] - (i >= C ? ridge * v[i] : 0);
+        m1[i] = 0.9 * m1[i] + 0.1 * g;
+        m2[i] = 0.999 * m2[i] + 0.001 * g * g;
+        v[i] += 0.1 * (m1[i] / (1 - b1)) / (sqrt(m2[i] / (1 - b2)) + 1e-8);
+      }
+    }
+    for (size_t i = 0; i < n && ok; i++) ok = isfinite(v[i]);
+    if (ok) memcpy(w, v, n * sizeof *w);
+  }
+  if (xs) sodium_memzero(xs, (size_t)S * (d ? d : 1) * sizeof *xs);
+  free(xs);
+  free(v);
+  free(m1);
+  free(m2);
+  free(e);
+  free(z);
+  free(live);
+  return ok;
+}
