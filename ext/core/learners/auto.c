@@ -330,6 +330,24 @@ static int pick_classifier(auto_state *a) {
 ** worse (a public rule, post-processing). */
 static double guard_margin(const auto_state *a) { return a->c.is_private ? 1.0 / rdt_eps_to_double(a->c.eps) : 0; }
 
+/* The model auto hands back: the pick when `keep`, else the constant model
+** (the other one is wiped). */
+static void release(auto_state *a, int pick, int keep) {
+  if (keep) {
+    a->chosen = a->cand[pick];
+    a->chosen_state = a->cst[pick];
+    a->cst[pick] = NULL;
+    return;
+  }
+  if (pick >= 0) {
+    a->cand[pick]->free(a->cst[pick]);
+    a->cst[pick] = NULL;
+  }
+  a->chosen = a->konst;
+  a->chosen_state = a->kst;
+  a->kst = NULL;
+}
+
 static int auto_finish(void *st, rdt_rng *noise) {
   auto_state *a = st;
   int ok = !a->oom && a->konst->finish(a->kst, noise);
@@ -379,18 +397,8 @@ static int auto_finish(void *st, rdt_rng *noise) {
     wipe_validation(a);
     if (!ok) return 0;
     a->gain = NAN;
-    if (win < R) {
-      a->cand[pick]->set_readout(a->cst[pick], win);
-      a->chosen = a->cand[pick];
-      a->chosen_state = a->cst[pick];
-      a->cst[pick] = NULL;
-    } else {
-      a->cand[pick]->free(a->cst[pick]);
-      a->cst[pick] = NULL;
-      a->chosen = a->konst;
-      a->chosen_state = a->kst;
-      a->kst = NULL;
-    }
+    if (win < R) a->cand[pick]->set_readout(a->cst[pick], win);
+    release(a, pick, win < R);
     return 1;
   }
   /* Step 4: the guard on the validation slice. */
@@ -417,19 +425,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
   wipe_validation(a);
   if (!ok) return 0;
   a->gain = gain;
-  if (pick >= 0 && gain >= -guard_margin(a)) {
-    a->chosen = a->cand[pick];
-    a->chosen_state = a->cst[pick];
-    a->cst[pick] = NULL;
-  } else {
-    if (pick >= 0) {
-      a->cand[pick]->free(a->cst[pick]);
-      a->cst[pick] = NULL;
-    }
-    a->chosen = a->konst;
-    a->chosen_state = a->kst;
-    a->kst = NULL;
-  }
+  release(a, pick, pick >= 0 && gain >= -guard_margin(a));
   return 1;
 }
 

@@ -255,7 +255,7 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
   if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
       a->is_private != b->is_private || a->eps_class.num != b->eps_class.num ||
-      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts)
+      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt)
     return 0;
   for (uint32_t f = 0; f < a->n_features; f++)
     if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
