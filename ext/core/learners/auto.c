@@ -14,7 +14,10 @@
 **      row count n^ (post-processing).
 **   3. A rule on public facts, the candidates' plans (learner.h: what each
 **      would build for n^ rows, from its options and drawn structure) and n^
-**      picks one candidate (post-processing). Regression: boosting. For
+**      picks one candidate (post-processing). Regression: boosting where
+**      n^ ε_m >= 530 (AUTO_REG_BOOST_MIN: its intercept's noise sd at most
+**      1/25 of the target range), else the constant model trained as a
+**      candidate with ε_m, which is then kept without step 4. For
 **      classification, in order (K classes, d features):
 **      a. the matrix forest, trained only where its trees test at least
 **         half of the features on every path (d <= 2 x path) and its
@@ -77,15 +80,22 @@
 #define AUTO_CONSTANT_SHARE 20
 #define AUTO_BOOST_SNR 42.0
 #define AUTO_BINS 10
-#define AUTO_MAX_CANDIDATES 5
+#define AUTO_MAX_CANDIDATES 6
+/* Regression: boosting's intercept (ε_m/10 over three releases, boost.c
+** contract 2) has noise sd 15 sqrt(2) / (n^ ε_m) of the target range, 7.5
+** times the constant model's at the same ε; boosting is picked where that sd
+** is at most 1/25 of the range (n^ ε_m >= 530), where its squared noise
+** (0.0016 of the range squared) stays below what one round of boosting
+** gained on the regression tasks measured; else the constant model with ε_m. */
+#define AUTO_REG_BOOST_MIN (15.0 * 1.4142135623730951 * 25)
 #define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
 #define AUTO_MATRIX_BYTES (32.0 * 1024 * 1024) /* ... and its counters fit in 32 MiB */
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
 #define AUTO_MAX_READOUTS 4
 
-enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES };
+enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES, CAND_CONSTANT };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
-                                                                 "matrix_forest", "random_trees"};
+                                                                 "matrix_forest", "random_trees", "constant"};
 
 typedef struct auto_state {
   rdt_learn_common c;
@@ -109,6 +119,13 @@ typedef struct auto_state {
 } auto_state;
 
 static void auto_free(void *st);
+
+/* The constant learner's id, through the registry (learners never include
+** each other); 0, an id no learner has, if it is not registered. */
+static uint32_t constant_id(void) {
+  const rdt_learner *k = rdt_learner_find("constant");
+  return k ? k->id : 0;
+}
 
 static rdt_eps constant_eps(rdt_eps eps) {
   rdt_eps e = {eps.num / AUTO_CONSTANT_SHARE};
@@ -161,7 +178,7 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     ** boosting; for classification also naive Bayes, the private tree and
     ** the matrix forest (gated below); random trees as the last resort when
     ** none of the others is registered. */
-    if (c->regression && i != CAND_BOOST) continue;
+    if (c->regression ? i != CAND_BOOST && i != CAND_CONSTANT : i == CAND_CONSTANT) continue;
     if (i == CAND_RANDOM_TREES && (a->cst[CAND_BOOST] || a->cst[CAND_NAIVE_BAYES] || a->cst[CAND_PRIVATE_TREE])) continue;
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
@@ -323,6 +340,13 @@ static int pick_classifier(auto_state *a) {
   return -1;
 }
 
+/* Step 3's rule for regression: boosting where its intercept's noise is
+** small enough (AUTO_REG_BOOST_MIN), else the constant model at ε_m. */
+static int pick_regressor(const auto_state *a, double eps_m) {
+  if (a->cst[CAND_BOOST] && (a->n_hat * eps_m >= AUTO_REG_BOOST_MIN || !a->cst[CAND_CONSTANT])) return CAND_BOOST;
+  return a->cst[CAND_CONSTANT] ? CAND_CONSTANT : -1;
+}
+
 /* Step 4's margin: the chosen model is dropped only when the constant is
 ** ahead by more than one noise scale of the guard (1 / eps; 0 without
 ** noise). A model the rule picked is rarely worse than the constant, and
@@ -366,13 +390,21 @@ static int auto_finish(void *st, rdt_rng *noise) {
   double eps_m = a->c.is_private ? rdt_eps_to_double(a->cm.eps) : INFINITY;
   /* non-private: infinite for any row, 0 without one (never 0 x inf) */
   a->snr = a->n_hat > 0 ? a->n_hat * eps_m / ((a->d + 1) * a->K * a->mean_bins) : 0;
-  int pick = a->n_classes == 0 && a->cst[CAND_BOOST] ? CAND_BOOST : pick_classifier(a);
+  int pick = a->n_classes == 0 ? pick_regressor(a, eps_m) : pick_classifier(a);
   for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
     if (i == pick || !a->cst[i]) continue;
     a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
     a->cst[i] = NULL;
   }
   if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
+  /* The rule picked the constant model itself (regression): no guard. */
+  if (ok && pick == CAND_CONSTANT) {
+    a->picked = a->cand[pick]->id;
+    wipe_validation(a);
+    a->gain = 0;
+    release(a, pick, 1);
+    return 1;
+  }
   /* Step 4b: several readouts of a classifier's release. */
   uint32_t R = ok && pick >= 0 && a->n_classes && a->cand[pick]->readouts ? a->cand[pick]->readouts(a->cst[pick]) : 1;
   if (R > AUTO_MAX_READOUTS) R = AUTO_MAX_READOUTS;
@@ -463,7 +495,9 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   rdt_learn_common cc = *c;
   if (c->is_private) {
     cc.eps = constant_eps(c->eps);
-    if (a->chosen->id != rdt_learner_find("constant")->id) cc.eps.num = c->eps.num - cc.eps.num;
+    /* the constant fallback has ε_k; any pick, the constant too, ε_m */
+    if (a->chosen->id != constant_id() || a->picked == constant_id())
+      cc.eps.num = c->eps.num - cc.eps.num;
   }
   a->chosen_state = a->chosen->decode(in, s, &cc);
   if (!a->chosen_state) {
@@ -497,7 +531,9 @@ static void auto_describe(const void *st, rdt_bytes *json) {
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
            "epsilon_validation, each at most epsilon\"},",
            a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, guard_margin(a), gain,
-           isnan(a->gain) ? "report noisy max over the readouts and the constant" : "noisy gain over the constant",
+           isnan(a->gain)                              ? "report noisy max over the readouts and the constant"
+           : a->picked == constant_id() ? "none: the rule picked the constant model (epsilon_model)"
+                                                  : "noisy gain over the constant",
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
            a->c.is_private ? eps : 0);
   rdt_bytes_text(json, buf);
