@@ -630,7 +630,184 @@ class _PrivateTree:
         return self.proba[node - ((1 << self.depth_eff) - 1)]
 
 
-_PREDICTORS = {1: _Constant, 2: _NaiveBayes, 3: _Boost, 6: _PrivateTree}
+class _Forest:
+    """random_trees (id 4) and matrix_forest (id 7): the payload is a whole forest BLOB (an RDT forest
+    of complete binary trees, or a matrix forest of multiway trees: model-format.md). The learner
+    predicts the forest's class probabilities (forest.c forest_eval: with the threshold vote the
+    learners' forests use, the mean of the voting trees' leaf distributions); rdt_predict takes
+    their argmax."""
+
+    def __init__(self, r, m, eps_num, lid):
+        blob = r.take(r.left())
+        if len(blob) < 8 or blob[:8] != b"RDTMODEL":
+            raise ModelError("invalid model: malformed learner state (its forest is not an rdt model)")
+        if len(blob) < _HEADER_BYTES + _CHECKSUM_BYTES:
+            raise ModelError("invalid model: malformed learner state (its forest is truncated)")
+        version, flags, total, n_sections = struct.unpack_from("<I16xIQI", blob, 8)
+        if version >> 16 != 1 or total != len(blob) or flags & _FLAG_LEARNER:
+            raise ModelError("invalid model: malformed learner state (its forest's header)")
+        body = blob[:-_CHECKSUM_BYTES]
+        if hashlib.blake2b(body, digest_size=32).digest() != blob[-_CHECKSUM_BYTES:]:
+            raise ModelError("invalid model: malformed learner state (its forest's checksum mismatch)")
+        matrix = lid == 7
+        self.C = C = len(m.classes)
+        rd = _Bytes(body, _HEADER_BYTES)
+        seen = set()
+        self.kept = None
+        mech = eps = None
+        for _ in range(n_sections):
+            tag, _sflags, length = rd.take(4), rd.u32(), rd.u64()
+            if length > rd.left():
+                raise ModelError("invalid model: malformed learner state (a forest section's length)")
+            s = _Bytes(body, rd.pos, rd.pos + length)
+            rd.pos += length
+            if tag in seen:
+                raise ModelError("invalid model: malformed learner state (a repeated forest section)")
+            seen.add(tag)
+            if tag == b"PRIV":
+                mech, relation, eps, den, _sens = s.u32(), s.u32(), s.u64(), s.u32(), s.u32()
+                if mech not in ((3, 0) if matrix else (1, 0)) or relation != 1 or den != 32 or (mech != 0) != (eps != 0):
+                    raise ModelError("invalid model: malformed learner state (the forest's privacy facts)")
+            elif tag == b"SCHM":
+                self.features, classes = _schema(s)
+                if [f["name"] for f in self.features] != [f["name"] for f in m.features] or len(classes) != C:
+                    raise ModelError("invalid model: malformed learner state (the forest's schema)")
+            elif tag == b"FRST":
+                (algo, layout, self.trees, self.depth, self.vote, _splits, _cat, task, _rho, _cand, _part, _tmin,
+                 _tmax, auto_depth, self.eps_count, _rows) = struct.unpack("<7IIdIIddIQq", s.take(84))
+                if (algo, layout) != ((3, 2) if matrix else (1, 1)) or task != 1 or not 1 <= self.trees <= 1024 \
+                        or not 1 <= self.depth <= 30 or self.vote not in (1, 2, 3, 4) or auto_depth not in (0, 1):
+                    raise ModelError("invalid model: malformed learner state (the forest's parameters)")
+                if not auto_depth and self.eps_count:
+                    raise ModelError("invalid model: malformed learner state (the forest's parameters)")
+                if self.vote not in (2, 3):  # the learners' forests vote by threshold (forest_learner.c)
+                    raise ModelError("this reader predicts with learner forests that vote by threshold, not vote %d"
+                                     % self.vote)
+            elif tag == b"MTRX" and matrix:
+                self.bins = s.u32()
+                s.take(4 + 4 * 8)  # strategy, the strategies' expected errors
+                self.expected_variance = s.f64()
+                if not 2 <= self.bins <= 1024 or not (self.expected_variance >= 0 and math.isfinite(self.expected_variance)):
+                    raise ModelError("invalid model: malformed learner state (the matrix section)")
+                s.pos = s.end  # the measured tables: how the counts were released, not needed to predict
+            elif tag == b"NODE":
+                self._nodes(s, matrix)
+            elif tag == b"LEAF":
+                if s.u32() != 1 or s.left() != self.n_leaves_all * C * 8:
+                    raise ModelError("invalid model: malformed learner state (the forest's leaf table)")
+                self.counts = [s.i64() for _ in range(self.n_leaves_all * C)]
+            elif tag == b"KEPT":
+                share, n = s.f64(), s.u32()
+                kept = [s.u32() for _ in range(n)]
+                if not 0 < share < 1 or not 1 <= n <= self.trees or any(
+                        t >= self.trees or (i and t <= kept[i - 1]) for i, t in enumerate(kept)):
+                    raise ModelError("invalid model: malformed learner state (the forest's voting trees)")
+                self.kept = kept
+            elif tag in (b"UNIT", b"CELL", b"SIGN"):
+                s.pos = s.end  # ε accounting, the exact table for batch answers, a signature: not for predict
+            else:
+                raise ModelError("invalid model: malformed learner state (forest section %r)" % tag.decode("latin-1"))
+            if s.pos != s.end:
+                raise ModelError("invalid model: malformed learner state (a forest section's trailing bytes)")
+        if not {b"PRIV", b"SCHM", b"FRST", b"NODE", b"LEAF"} <= seen or (matrix and b"MTRX" not in seen):
+            raise ModelError("invalid model: malformed learner state (the forest lacks a section)")
+        # rdt_forest_leaf_scale: the noise scale of a leaf counter (0 without noise)
+        if mech == 0:
+            scale = 0.0
+        elif matrix:
+            scale = math.sqrt(self.expected_variance / 2)
+        else:
+            if self.eps_count >= eps:
+                raise ModelError("invalid model: malformed learner state (the forest's budget)")
+            scale = self.trees / _eps(eps - self.eps_count)
+        self._prepare(scale)
+
+    def _nodes(self, s, matrix):
+        if not matrix:
+            n_internal = (1 << self.depth) - 1
+            if s.left() != self.trees * n_internal * 16:
+                raise ModelError("invalid model: malformed learner state (the forest's node table)")
+            self.nodes = []
+            for _ in range(self.trees * n_internal):
+                feature, kind, raw = s.u32(), s.u32(), s.take(8)
+                value = struct.unpack("<d", raw)[0]
+                if kind != 0 and feature >= len(self.features) or kind > 3:
+                    raise ModelError("invalid model: malformed learner state (a forest node)")
+                self.nodes.append((kind, feature, struct.unpack("<Q", raw)[0] if kind == 3 else value))
+            self.n_leaves_all = self.trees << self.depth
+            return
+        # multiway (matrix.c): per tree u32 n, then n (feature, next); children of an internal node are
+        # the domain(feature) nodes from `next`, a leaf's `next` its index among its tree's leaves
+        domain = [self.bins if f["type"] == "numeric" else len(f["values"]) for f in self.features]
+        self.mnodes, self.leaf_start, leaves = [], [], 0
+        for _ in range(self.trees):
+            n = s.u32()
+            if n == 0 or n > s.left() // 8:
+                raise ModelError("invalid model: malformed learner state (the forest's node table)")
+            tree = [(s.u32(), s.u32()) for _ in range(n)]
+            leaf_no = 0
+            for i, (feature, nxt) in enumerate(tree):
+                if feature == 0xFFFFFFFF:
+                    if nxt != leaf_no:
+                        raise ModelError("invalid model: malformed learner state (a forest leaf)")
+                    leaf_no += 1
+                elif feature >= len(domain) or nxt <= i or nxt + domain[feature] > n:
+                    raise ModelError("invalid model: malformed learner state (a forest node)")
+            self.mnodes.append(tree)
+            self.leaf_start.append(leaves)
+            leaves += leaf_no
+        self.domain, self.n_leaves_all = domain, leaves
+
+    def _prepare(self, scale):
+        """rdt_forest_prepare: leaf distributions with a pseudo-count of half the noise scale (the
+        threshold vote averages them; leaf votes are for the majority vote only)."""
+        C, pseudo = self.C, scale / 2
+        self.theta = []
+        for at in range(0, self.n_leaves_all * C, C):
+            n = self.counts[at:at + C]
+            total = 0.0
+            for c in range(C):
+                if n[c] > 0:
+                    total += float(n[c])
+            if total <= 0:
+                self.theta.append([1.0 / C] * C)
+                continue
+            self.theta.append([((float(n[c]) if n[c] > 0 else 0.0) + pseudo) / (total + C * pseudo) for c in range(C)])
+
+    def _leaf(self, t, xs):
+        if hasattr(self, "mnodes"):
+            tree, i = self.mnodes[t], 0
+            while tree[i][0] != 0xFFFFFFFF:
+                feature, nxt = tree[i]
+                f, d, x = self.features[feature], self.domain[feature], xs[feature]
+                if f["type"] != "numeric":
+                    b = int(x) if 0 <= x < d else 0
+                else:
+                    u = (x - f["min"]) / (f["max"] - f["min"]) * d
+                    b = 0 if not u >= 0 else d - 1 if u >= d else int(u)
+                i = nxt + b
+            return self.leaf_start[t] + tree[i][1]
+        base, idx = t * ((1 << self.depth) - 1), 0
+        for _ in range(self.depth):
+            kind, feature, value = self.nodes[base + idx]
+            x = xs[feature]
+            left = True if kind == 0 else x < value if kind == 1 else x == value if kind == 2 else _member(value, int(x))
+            idx = 2 * idx + 2 - (1 if left else 0)
+        return t * (1 << self.depth) + idx - ((1 << self.depth) - 1)
+
+    def predict(self, xs):
+        C = self.C
+        theta_sum = [0.0] * C
+        for t in (self.kept if self.kept is not None else range(self.trees)):
+            th = self.theta[self._leaf(t, xs)]
+            for c in range(C):
+                theta_sum[c] += th[c]
+        voting = len(self.kept) if self.kept is not None else self.trees
+        return [v / voting for v in theta_sum]
+
+
+_PREDICTORS = {1: _Constant, 2: _NaiveBayes, 3: _Boost, 6: _PrivateTree,
+               4: lambda r, m, e: _Forest(r, m, e, 4), 7: lambda r, m, e: _Forest(r, m, e, 7)}
 
 
 class LearnerModel:
@@ -666,9 +843,7 @@ class LearnerModel:
             lid = chosen
             self.chosen = _LEARNERS[chosen]
         if lid not in _PREDICTORS:
-            raise ModelError("this reader predicts with the learners constant, naive_bayes, boost, private_tree and "
-                             "auto's choice among them; %s needs the extension" % _LEARNERS[lid]
-                             + (" (auto chose it)" if self.learner == "auto" else ""))
+            raise ModelError("this reader does not predict with the learner %s" % _LEARNERS[lid])
         self.impl = _PREDICTORS[lid](r, self, eps_num)
         if r.left() != 0:
             raise ModelError("invalid model: malformed learner state (trailing bytes)")

@@ -190,6 +190,11 @@ learner() { # name, options (without braces), query
   learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
+  learner bank_random_trees "\"algorithm\": \"random_trees\", \"epsilon\": 1, \"seed\": 16, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner car_random_trees_exact "\"algorithm\": \"random_trees\", \"trees\": 5, \"epsilon\": null, \"seed\": 17, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner car_matrix_forest "\"algorithm\": \"matrix_forest\", \"epsilon\": 2, \"seed\": 18, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_auto_matrix "\"epsilon\": 1, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner car_auto_matrix "\"epsilon\": 2, \"seed\": 1, $car_classes, \"features\": [$car_feats]" "$car_q"
 } >"$tmp/learners.sql"
 "$shell" "$tmp/db" <"$tmp/learners.sql" >/dev/null
 
@@ -201,6 +206,8 @@ expect "auto chose naive_bayes with the bayes readout (car, seed 2)" "naive_baye
 expect "auto chose private_tree (banknote, epsilon 0.3)" private_tree "$(info bank_auto_tree chosen)"
 expect "auto's guard fell back to its constant model (votes, epsilon 0.1)" constant "$(info votes_auto_constant chosen)"
 expect "auto chose boost (regression)" boost "$(info bank_auto_regression chosen)"
+expect "auto chose matrix_forest (banknote, epsilon 1; car, epsilon 2)" "matrix_forest matrix_forest" \
+  "$(info bank_auto_matrix chosen) $(info car_auto_matrix chosen)"
 expect "the naive_bayes models are of payload versions 1 (bayes), 3 (moments), 2 and 4 (auto bins)" \
   "fixed moments auto moments fixed" \
   "$(info car_nb_bayes bins_rule) $(info car_nb_moments readout | cut -d: -f1) $(info bank_nb_auto_bins bins_rule | cut -d: -f1) $(info bank_nb_moments readout | cut -d: -f1) $(info bank_nb_exact bins_rule)"
@@ -219,6 +226,7 @@ done
 check_reader bank_nb_moments "$bank_cols" bank_spelled "learner: bank_nb_moments, numbers written ' 3.6 ', 3.6e0, inf, nan, 1e999, empty, abc"
 check_reader bank_boost "$bank_cols" bank_spelled "learner: bank_boost, numbers written ' 3.6 ', 3.6e0, inf, nan, 1e999, empty, abc"
 check_reader car_tree "$car_cols" car_spelled "learner: car_tree on coded rows (every value \`other\` or missing)"
+check_reader car_matrix_forest "$car_cols" car_spelled "learner: car_matrix_forest on coded rows (every value \`other\` or missing)"
 
 # A corrupted or edited export is refused with a clear message: non-zero exit, no traceback.
 refused() { # name, expected message part, export file
@@ -265,8 +273,11 @@ for _ in range(n):
     p += 16 + ln
 struct.pack_into("<Q", b, 32, len(b)); fix(b)'
 refused "the reader refuses a re-checksummed boost payload with trailing bytes" "malformed learner state" "$tmp/bad_trailing.json"
+# A learner forest's own BLOB is checked too: a byte of the nested forest changed, the outer checksum fixed.
+edit_export "$tmp/car_matrix_forest.json" "$tmp/bad_nested.json" 'b[b.find(b"RDTMODEL", 8) + 60] ^= 1; fix(b)'
+refused "the reader refuses a learner forest whose nested forest was edited" "malformed learner state" "$tmp/bad_nested.json"
 # The edits really are refused by the extension too (the reader is no laxer than rdt_import).
-for bad in bad_bit bad_version bad_score bad_split bad_trailing; do
+for bad in bad_bit bad_version bad_score bad_split bad_trailing bad_nested; do
   if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
      grep -q 'rdt_import: the export holds an invalid learner model'; then
     ok "rdt_import refuses it too ($bad)"
