@@ -7,6 +7,13 @@ category 1, the `other` bucket for unknown categories), walks the
 trees and post-processes the released leaf values exactly as the extension does, in the same order
 of floating-point operations, so its predictions agree with rdt_predict.
 
+A learner model ("algorithm": "auto", the default, or a learner named) is exported with its BLOB
+as hex ("model_hex"): the reader checks it as the extension's decoder does (checksum, sections,
+every payload; a corrupted or edited model is refused with a message, exit status 1) and predicts
+with constant, naive_bayes (bayes and moments readouts), boost, private_tree, random_trees,
+matrix_forest, and whichever of them auto chose (sql/model-format.md, "Learner payloads"). It
+does not verify signatures (rdt_verify does).
+
     python3 examples/rdt_reader.py model.json rows.csv      # prints one prediction per row
     (rows.csv: a header with the feature names, then one row per line; empty cells are missing)
 """

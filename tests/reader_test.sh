@@ -2,7 +2,9 @@
 # rdt_export / rdt_import round trips, and the stand-alone Python reader (examples/rdt_reader.py)
 # agrees with rdt_predict on every test row, for RDT (threshold and majority votes, numeric and
 # categorical data, a forest with "keep_trees", categories given as TEXT such as '1.0' or ' 4 ') and
-# DiPriMe (classification and regression).
+# DiPriMe (classification and regression); and for learner models (their export's "model_hex"): every
+# learner, auto choosing each of naive_bayes (both readouts), private_tree, boost (regression),
+# matrix_forest and its constant, and corrupted or edited exports refused with a message.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
