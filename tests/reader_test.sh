@@ -2,7 +2,9 @@
 # rdt_export / rdt_import round trips, and the stand-alone Python reader (examples/rdt_reader.py)
 # agrees with rdt_predict on every test row, for RDT (threshold and majority votes, numeric and
 # categorical data, a forest with "keep_trees", categories given as TEXT such as '1.0' or ' 4 ') and
-# DiPriMe (classification and regression).
+# DiPriMe (classification and regression); and for learner models (their export's "model_hex"): every
+# learner, auto choosing each of naive_bayes (both readouts), private_tree, boost (regression),
+# matrix_forest and its constant, and corrupted or edited exports refused with a message.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -136,5 +138,152 @@ if /usr/bin/python3 examples/rdt_reader.py "$tmp/matrix.json" /dev/null 2>&1 | g
 else
   nok "the Python reader refuses a matrix forest's export with a clear message"
 fi
+
+# ---- Learner models (their export carries the BLOB as "model_hex") -------------------------------
+# Every learner the reader predicts with, and "auto" where it chooses each of them (asserted from
+# rdt_info below, so the rows test what they say), trained with a seed on the shipped data.
+bank_feats='{"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
+  {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}'
+bank3_feats='{"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
+  {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}'
+car_feats='{"name": "buying", "type": "categorical", "values": ["vhigh", "high", "med", "low"]},
+  {"name": "maint", "type": "categorical", "values": ["vhigh", "high", "med", "low"]},
+  {"name": "doors", "type": "categorical", "values": ["2", "3", "4", "5more"]}, {"name": "persons", "type": "categorical", "values": ["2", "4", "more"]},
+  {"name": "lug_boot", "type": "categorical", "values": ["small", "med", "big"]}, {"name": "safety", "type": "categorical", "values": ["low", "med", "high"]}'
+car_classes='"classes": ["unacc", "acc", "good", "vgood"]'
+votes_feats='{"name": "handicapped_infants", "type": "categorical", "values": ["n", "y"]},
+  {"name": "physician_fee_freeze", "type": "categorical", "values": ["n", "y"]}, {"name": "el_salvador_aid", "type": "categorical", "values": ["n", "y"]},
+  {"name": "water_project_cost_sharing", "type": "categorical", "values": ["n", "y"]},
+  {"name": "adoption_of_the_budget_resolution", "type": "categorical", "values": ["n", "y"]},
+  {"name": "religious_groups_in_schools", "type": "categorical", "values": ["n", "y"]},
+  {"name": "anti_satellite_test_ban", "type": "categorical", "values": ["n", "y"]}, {"name": "aid_to_nicaraguan_contras", "type": "categorical", "values": ["n", "y"]},
+  {"name": "mx_missile", "type": "categorical", "values": ["n", "y"]}, {"name": "immigration", "type": "categorical", "values": ["n", "y"]},
+  {"name": "crime", "type": "categorical", "values": ["n", "y"]}'
+votes_cols="handicapped_infants, physician_fee_freeze, el_salvador_aid, water_project_cost_sharing, adoption_of_the_budget_resolution,
+  religious_groups_in_schools, anti_satellite_test_ban, aid_to_nicaraguan_contras, mx_missile, immigration, crime"
+bank3_cols="variance, skewness, curtosis"
+learner_models=""
+learner() { # name, options (without braces), query
+  learner_models+="$1 "
+  printf "INSERT INTO models SELECT '%s', rdt_fit('{%s}', '%s');\n" "$1" "$2" "$3"
+}
+{
+  echo ".load $ext"
+  echo ".bail on"
+  echo ".import --csv tests/data/car.csv car"
+  car_q="SELECT label, $car_cols FROM car" bank_q="SELECT label, $bank_cols FROM bank" reg_q="SELECT entropy AS label, $bank3_cols FROM bank"
+  votes_q="SELECT label, $votes_cols FROM votes"
+  learner car_constant "\"algorithm\": \"constant\", \"epsilon\": 1, \"seed\": 1, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_constant_regression "\"algorithm\": \"constant\", \"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 2, \"features\": [$bank3_feats]" "$reg_q"
+  learner car_nb_bayes "\"algorithm\": \"naive_bayes\", \"readout\": \"bayes\", \"epsilon\": 1, \"seed\": 3, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner car_nb_moments "\"algorithm\": \"naive_bayes\", \"readout\": \"moments\", \"epsilon\": 1, \"seed\": 4, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_nb_auto_bins "\"algorithm\": \"naive_bayes\", \"epsilon\": 1, \"seed\": 5, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner bank_nb_moments "\"algorithm\": \"naive_bayes\", \"readout\": \"moments\", \"epsilon\": 0.5, \"seed\": 6, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner bank_nb_exact "\"algorithm\": \"naive_bayes\", \"bins\": 7, \"epsilon\": null, \"seed\": 7, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner car_boost "\"algorithm\": \"boost\", \"epsilon\": 2, \"seed\": 8, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_boost "\"algorithm\": \"boost\", \"epsilon\": 1, \"seed\": 9, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner bank_boost_bins "\"algorithm\": \"boost\", \"bins\": 16, \"rounds\": 2, \"learning_rate\": 0.5, \"epsilon\": 3, \"seed\": 10, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner bank_boost_regression "\"algorithm\": \"boost\", \"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 11, \"features\": [$bank3_feats]" "$reg_q"
+  learner car_tree "\"algorithm\": \"private_tree\", \"epsilon\": 1, \"seed\": 12, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_tree "\"algorithm\": \"private_tree\", \"depth\": 5, \"bins\": 16, \"epsilon\": 2, \"seed\": 13, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner votes_tree_exact "\"algorithm\": \"private_tree\", \"depth\": 3, \"epsilon\": null, \"seed\": 14, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
+  learner car_auto_moments "\"epsilon\": 1, \"seed\": 1, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner car_auto_bayes "\"epsilon\": 1, \"seed\": 2, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
+  learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
+  learner bank_random_trees "\"algorithm\": \"random_trees\", \"epsilon\": 1, \"seed\": 16, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner car_random_trees_exact "\"algorithm\": \"random_trees\", \"trees\": 5, \"epsilon\": null, \"seed\": 17, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner car_matrix_forest "\"algorithm\": \"matrix_forest\", \"epsilon\": 2, \"seed\": 18, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_auto_matrix "\"epsilon\": 1, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner car_auto_matrix "\"epsilon\": 2, \"seed\": 1, $car_classes, \"features\": [$car_feats]" "$car_q"
+} >"$tmp/learners.sql"
+"$shell" "$tmp/db" <"$tmp/learners.sql" >/dev/null
+
+info() { "$shell" "$tmp/db" ".load $ext" "SELECT json_extract(rdt_info(model), '\$.$2') FROM models WHERE name = '$1'"; }
+expect "auto chose naive_bayes with the moments readout (car, seed 1)" "naive_bayes moments" \
+  "$(info car_auto_moments chosen) $(info car_auto_moments readout | cut -d: -f1)"
+expect "auto chose naive_bayes with the bayes readout (car, seed 2)" "naive_bayes bayes" \
+  "$(info car_auto_bayes chosen) $(info car_auto_bayes readout)"
+expect "auto chose private_tree (banknote, epsilon 0.3)" private_tree "$(info bank_auto_tree chosen)"
+expect "auto's guard fell back to its constant model (votes, epsilon 0.1)" constant "$(info votes_auto_constant chosen)"
+expect "auto chose boost (regression)" boost "$(info bank_auto_regression chosen)"
+expect "auto chose matrix_forest (banknote, epsilon 1; car, epsilon 2)" "matrix_forest matrix_forest" \
+  "$(info bank_auto_matrix chosen) $(info car_auto_matrix chosen)"
+expect "the naive_bayes models are of payload versions 1 (bayes), 3 (moments), 2 and 4 (auto bins)" \
+  "fixed moments auto moments fixed" \
+  "$(info car_nb_bayes bins_rule) $(info car_nb_moments readout | cut -d: -f1) $(info bank_nb_auto_bins bins_rule | cut -d: -f1) $(info bank_nb_moments readout | cut -d: -f1) $(info bank_nb_exact bins_rule)"
+
+for name in $learner_models; do
+  "$shell" "$tmp/db" ".load $ext" "SELECT rdt_export(model) FROM models WHERE name = '$name'" >"$tmp/$name.json"
+done
+for name in $learner_models; do
+  case $name in
+    car_*) check_reader "$name" "$car_cols" car "learner: $name" ;;
+    votes_*) check_reader "$name" "$votes_cols" votes "learner: $name" ;;
+    *_regression) check_reader "$name" "$bank3_cols" bank "learner: $name" ;;
+    *) check_reader "$name" "$bank_cols" bank "learner: $name" ;;
+  esac
+done
+check_reader bank_nb_moments "$bank_cols" bank_spelled "learner: bank_nb_moments, numbers written ' 3.6 ', 3.6e0, inf, nan, 1e999, empty, abc"
+check_reader bank_boost "$bank_cols" bank_spelled "learner: bank_boost, numbers written ' 3.6 ', 3.6e0, inf, nan, 1e999, empty, abc"
+check_reader car_tree "$car_cols" car_spelled "learner: car_tree on coded rows (every value \`other\` or missing)"
+check_reader car_matrix_forest "$car_cols" car_spelled "learner: car_matrix_forest on coded rows (every value \`other\` or missing)"
+
+# A corrupted or edited export is refused with a clear message: non-zero exit, no traceback.
+refused() { # name, expected message part, export file
+  local out rc
+  out=$(python3 examples/rdt_reader.py "$3" "$tmp/car_nb_moments.rows.csv" 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ] && printf '%s' "$out" | grep -qF "$2" && ! printf '%s' "$out" | grep -q Traceback; then ok "$1"
+  else printf '#   exit %s: %s\n' "$rc" "$(printf '%s' "$out" | tail -2)"; nok "$1"; fi
+}
+edit_export() { # source export, output file, python edit of bytearray b (the BLOB)
+  python3 - "$1" "$2" "$3" <<'PY'
+import hashlib, json, struct, sys
+doc = json.load(open(sys.argv[1]))
+b = bytearray(bytes.fromhex(doc["model_hex"]))
+def fix(b):  # tests/fuzz/make-seeds.sh: the checksum of an edited model, recomputed
+    b[-32:] = hashlib.blake2b(bytes(b[:-32]), digest_size=32).digest()
+exec(sys.argv[3])
+doc["model_hex"] = b.hex() if isinstance(b, (bytes, bytearray)) else b
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+}
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_bit.json" 'b[len(b) // 2] ^= 4'
+refused "the reader refuses a model_hex with one bit flipped (checksum)" "model checksum mismatch (corrupted or edited)" "$tmp/bad_bit.json"
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_short.json" 'b = b[:-1]'
+refused "the reader refuses a truncated model_hex" "model is truncated" "$tmp/bad_short.json"
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_upper.json" 'b = b.hex().upper()'
+refused "the reader refuses a model_hex that is not lowercase hexadecimal" "lowercase hexadecimal" "$tmp/bad_upper.json"
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_magic.json" 'b[0:8] = b"NOTMODEL"'
+refused "the reader refuses a BLOB that is not an rdt model" "not an rdt model" "$tmp/bad_magic.json"
+# Edited and re-checksummed: the payload's checks still catch it (naive_bayes version 9; a score made NaN).
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_version.json" '
+i = b.find(b"LRNR") + 16 + 24; b[i:i + 4] = struct.pack("<I", 9); fix(b)'
+refused "the reader refuses a re-checksummed BLOB with an unknown naive_bayes payload version" "malformed learner state" "$tmp/bad_version.json"
+edit_export "$tmp/car_nb_moments.json" "$tmp/bad_score.json" 'b[-40:-32] = struct.pack("<d", float("nan")); fix(b)'
+refused "the reader refuses a re-checksummed BLOB with a NaN score" "malformed learner state" "$tmp/bad_score.json"
+edit_export "$tmp/car_tree.json" "$tmp/bad_split.json" '
+i = b.find(b"LRNR") + 16 + 24 + 44; b[i:i + 4] = struct.pack("<I", 99); fix(b)'
+refused "the reader refuses a re-checksummed private_tree whose split names feature 99" "malformed learner state" "$tmp/bad_split.json"
+edit_export "$tmp/car_boost.json" "$tmp/bad_trailing.json" '
+n = struct.unpack_from("<I", b, 40)[0]; p = 48
+for _ in range(n):
+    tag, fl, ln = struct.unpack_from("<4sIQ", b, p)
+    if tag == b"LRNR": struct.pack_into("<Q", b, p + 8, ln + 8); b[p + 16 + ln:p + 16 + ln] = bytes(8); break
+    p += 16 + ln
+struct.pack_into("<Q", b, 32, len(b)); fix(b)'
+refused "the reader refuses a re-checksummed boost payload with trailing bytes" "malformed learner state" "$tmp/bad_trailing.json"
+# A learner forest's own BLOB is checked too: a byte of the nested forest changed, the outer checksum fixed.
+edit_export "$tmp/car_matrix_forest.json" "$tmp/bad_nested.json" 'b[b.find(b"RDTMODEL", 8) + 60] ^= 1; fix(b)'
+refused "the reader refuses a learner forest whose nested forest was edited" "malformed learner state" "$tmp/bad_nested.json"
+# The edits really are refused by the extension too (the reader is no laxer than rdt_import).
+for bad in bad_bit bad_version bad_score bad_split bad_trailing bad_nested; do
+  if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
+     grep -q 'rdt_import: the export holds an invalid learner model'; then
+    ok "rdt_import refuses it too ($bad)"
+  else nok "rdt_import refuses it too ($bad)"; fi
+done
 
 tap_summary
