@@ -846,7 +846,8 @@ class LearnerModel:
                     or math.isinf(gain)):
                 raise ModelError("invalid model: malformed learner state (auto)")
             if self.private:
-                eps_num = eps_k if chosen == 1 else eps_num - eps_k
+                # the constant fallback has ε/20; any pick (the constant the rule picked too) the rest
+                eps_num = eps_k if chosen == 1 and picked != 1 else eps_num - eps_k
             lid = chosen
             self.chosen = _LEARNERS[chosen]
         if lid not in _PREDICTORS:

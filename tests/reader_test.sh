@@ -66,7 +66,7 @@ INSERT INTO models SELECT 'bank_kept', rdt_train('{"epsilon": 2, "trees": 12, "d
 .import --csv tests/data/car_coded.csv car_raw
 CREATE TABLE car_spelled AS SELECT * FROM car_raw;
 $spell
-INSERT INTO models SELECT 'car_coded', rdt_fit('{"epsilon": 2, "trees": 12, "depth": 6, "classes": [1, 2, 3, 4], "features": [
+INSERT INTO models SELECT 'car_coded', rdt_fit('{"epsilon": 2, "seed": 21, "trees": 12, "depth": 6, "classes": [1, 2, 3, 4], "features": [
   {"name": "buying", "type": "categorical", "values": [1, 2, 3, 4]}, {"name": "maint", "type": "categorical", "values": [1, 2, 3, 4]},
   {"name": "doors", "type": "categorical", "values": [2, 3, 4, 5]}, {"name": "persons", "type": "categorical", "values": [2, 4, 6]},
   {"name": "lug_boot", "type": "categorical", "values": [1, 2, 3]}, {"name": "safety", "type": "categorical", "values": [1, 2, 3]}]}',
@@ -192,6 +192,7 @@ learner() { # name, options (without braces), query
   learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
+  learner bank_auto_constant_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q WHERE rowid <= 100"
   learner bank_random_trees "\"algorithm\": \"random_trees\", \"epsilon\": 1, \"seed\": 16, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner car_random_trees_exact "\"algorithm\": \"random_trees\", \"trees\": 5, \"epsilon\": null, \"seed\": 17, $car_classes, \"features\": [$car_feats]" "$car_q"
   learner car_matrix_forest "\"algorithm\": \"matrix_forest\", \"epsilon\": 2, \"seed\": 18, $car_classes, \"features\": [$car_feats]" "$car_q"
@@ -208,6 +209,8 @@ expect "auto chose naive_bayes with the bayes readout (car, seed 2)" "naive_baye
 expect "auto chose private_tree (banknote, epsilon 0.3)" private_tree "$(info bank_auto_tree chosen)"
 expect "auto's guard fell back to its constant model (votes, epsilon 0.1)" constant "$(info votes_auto_constant chosen)"
 expect "auto chose boost (regression)" boost "$(info bank_auto_regression chosen)"
+expect "auto's rule picked the constant model itself (regression on 100 rows), at its larger share" "constant constant" \
+  "$(info bank_auto_constant_regression chosen) $(info bank_auto_constant_regression auto.rule_picked)"
 expect "auto chose matrix_forest (banknote, epsilon 1; car, epsilon 2)" "matrix_forest matrix_forest" \
   "$(info bank_auto_matrix chosen) $(info car_auto_matrix chosen)"
 expect "the naive_bayes models are of payload versions 1 (bayes), 3 (moments), 2 and 4 (auto bins)" \
