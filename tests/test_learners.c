@@ -190,6 +190,27 @@ static void test_nb_options(const rdt_schema *s) {
   if (st) l->free(st);
 }
 
+/* encode -> decode -> encode of a released naive Bayes state: 1 when the two
+** encodings are byte-identical (the first left in *e1 for the caller to free);
+** *same: the decoded model predicts exactly as the original on 50 rows. */
+static int nb_round_trip(const rdt_learner *l, void *st, const rdt_schema *s, const rdt_learn_common *c,
+                         const double *tx, rdt_bytes *e1, int *same) {
+  rdt_bytes e2 = {0};
+  int ok = encode(l, st, e1);
+  void *back = ok ? decode(l, e1->p, e1->n, s, c) : NULL;
+  ok = back && encode(l, back, &e2) && e1->n == e2.n && memcmp(e1->p, e2.p, e1->n) == 0;
+  *same = back != NULL;
+  double o1[NC], o2[NC];
+  for (size_t i = 0; *same && i < 50; i++) {
+    l->predict(st, tx + i * NF, o1);
+    l->predict(back, tx + i * NF, o2);
+    *same &= memcmp(o1, o2, sizeof o1) == 0;
+  }
+  if (back) l->free(back);
+  rdt_bytes_free(&e2);
+  return ok;
+}
+
 /* Naive Bayes's "moments" readout (naive_bayes.c 6b, moment_fit.c): the
 ** fit, its payload (versions 3), hostile scores, and "both" with the
 ** readout choice a caller makes. */
@@ -217,21 +238,12 @@ static void test_nb_moments(const rdt_schema *s, const double *x, const uint32_t
   check(acc >= 0.97, name);
   check(fin && predictions_sane(l, st, NC), "naive_bayes moments: probabilities finite and adding up to 1");
   size_t counters = NC + NC * (8 + 8 + 4);
-  rdt_bytes e1 = {0}, e2 = {0}, e3 = {0};
-  int ok = fin && encode(l, st, &e1);
-  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
-  ok = back && encode(l, back, &e2);
-  check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0 && e1.n == 36 + 16 * counters && e1.p[0] == 3,
+  rdt_bytes e1 = {0}, e3 = {0};
+  int same = 0, ok = fin && nb_round_trip(l, st, s, &c, tx, &e1, &same);
+  check(ok && e1.n == 36 + 16 * counters && e1.p[0] == 3,
         "naive_bayes moments: version 3, counters then scores, encode -> decode -> encode byte-identical");
-  int same = back != NULL;
-  double o1[NC], o2[NC];
-  for (size_t i = 0; same && i < 50; i++) {
-    l->predict(st, tx + i * NF, o1);
-    l->predict(back, tx + i * NF, o2);
-    same &= memcmp(o1, o2, sizeof o1) == 0;
-  }
   check(same, "naive_bayes moments: the decoded model predicts exactly as the original");
-  if (back) l->free(back);
+  double o1[NC], o2[NC];
   /* hostile scores: a NaN, an infinity, a huge one, each refused */
   int refused = ok;
   const double bad[3] = {NAN, INFINITY, 2e9};
@@ -258,7 +270,6 @@ static void test_nb_moments(const rdt_schema *s, const double *x, const uint32_t
   check(nr == 2 && v3 && v1 && memcmp(o1, o2, sizeof o1) != 0,
         "naive_bayes both: two readouts with different predictions; readout 1 written as version 3, an unknown one as 0 (version 1)");
   rdt_bytes_free(&e1);
-  rdt_bytes_free(&e2);
   rdt_bytes_free(&e3);
   l->free(st);
   l->free(both);
@@ -297,22 +308,11 @@ static void test_nb_nonprivate(const rdt_schema *s, const double *x, const uint3
   check(predictions_sane(l, st, NC), "naive_bayes: probabilities finite and adding up to 1");
 
   /* codec */
-  rdt_bytes e1, e2;
-  int ok = encode(l, st, &e1);
-  void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
-  ok = back && encode(l, back, &e2);
-  check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0 && e1.n == 36 + 8 * (NC + NC * (8 + 8 + 4)),
+  rdt_bytes e1 = {0};
+  int same = 0, ok = nb_round_trip(l, st, s, &c, tx, &e1, &same);
+  check(ok && e1.n == 36 + 8 * (NC + NC * (8 + 8 + 4)),
         "naive_bayes: encode -> decode -> encode is byte-identical (36-byte header + counters)");
-  int same = back != NULL;
-  double o1[NC], o2[NC];
-  for (size_t i = 0; same && i < 50; i++) {
-    l->predict(st, tx + i * NF, o1);
-    l->predict(back, tx + i * NF, o2);
-    same &= memcmp(o1, o2, sizeof o1) == 0;
-  }
   check(same, "naive_bayes: the decoded model predicts exactly as the original");
-  if (back) l->free(back);
-  if (ok) rdt_bytes_free(&e2);
 
   int all = 1;
   for (size_t n = 0; n < e1.n; n++) {
