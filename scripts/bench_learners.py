@@ -66,8 +66,10 @@ def main():
     print(f"8 features: scan {scan8:.3f} s; auto training {auto8:.3f} s = {auto8 / scan8:.2f} x the scan "
           "(the matrix forest among its candidates; target <= 10)")
     floor = None
-    for algo in ["constant", "naive_bayes", "boost", "private_tree", "matrix_forest", "rdt"]:
-        (model,) = db.execute("SELECT rdt_fit(?, ?)", (json.dumps(dict(base, algorithm=algo)), query)).fetchone()
+    for algo in ["constant", "naive_bayes", "naive_bayes moments", "boost", "private_tree", "matrix_forest", "rdt"]:
+        name, _, readout = algo.partition(" ")  # "naive_bayes moments": its "readout": "moments"
+        opts = dict(base, algorithm=name, **({"readout": readout} if readout else {}))
+        (model,) = db.execute("SELECT rdt_fit(?, ?)", (json.dumps(opts), query)).fetchone()
         t = median_time(lambda: db.execute(f"SELECT count(rdt_predict(?, {COLUMNS})) FROM t", (model,)).fetchone())
         floor = floor or t
         print(f"predict {algo}: {args.rows / t:,.0f} predictions/s = {t / floor:.2f} x the constant learner "
