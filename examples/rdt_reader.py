@@ -471,9 +471,19 @@ class _NaiveBayes:
               and d == len(features) and not m.regression)
         if version in (2, 4):
             ok = ok and self.fine in (96, 48, 24, 12, 6) and self.fine % self.bins == 0
+        derived = False
         if ok and private:
-            per = eps_num // (d + 1)  # nb_split: the tables get d * per, the class counts the rest
-            ok = ec == eps_num - per * d and et == per * d and ec > 0 and (d == 0 or et > 0)
+            # contract 3c (nb_split_derived): a row count's share with "auto" bins, the rest to the
+            # tables, class counts derived; or contract 3 (nb_split, older models)
+            row = 0 if d == 0 else (eps_num // (4 * (d + 1)) if self.fine else 0)
+            tables = 0 if d == 0 else eps_num - row
+            if d == 0:
+                row = eps_num
+            if d > 0 and ec == row and et == tables and et > 0 and (self.fine == 0 or ec > 0):
+                derived = True
+            else:
+                per = eps_num // (d + 1)  # nb_split: the tables get d * per, the class counts the rest
+                ok = ec == eps_num - per * d and et == per * d and ec > 0 and (d == 0 or et > 0)
         elif ok:
             ok = ec == 0 and et == 0
         if not ok:
@@ -495,9 +505,9 @@ class _NaiveBayes:
         # nb_prepare: half the noise scales as pseudo-counts (1 without noise)
         a_class = a_table = 1.0
         if private:
-            a_class = 0.5 / _eps(ec)
             if d:
                 a_table = 0.5 * d / _eps(et)
+            a_class = a_table if derived else 0.5 / _eps(ec)
             if not (a_class > 0 and math.isfinite(a_class)):
                 a_class = 1.0
             if not (a_table > 0 and math.isfinite(a_table)):

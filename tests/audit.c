@@ -778,14 +778,15 @@ static void audit_batch(int broken) {
 
 /* ---- mechanism 11: the naive Bayes learner ------------------------------
 ** Neighbours: D = {3 rows} and D' = D plus the row (0.9, 0.9, 0.9) of class 1;
-** d = 3 numeric features of 2 bins each, so the row moves d + 1 = 4
-** counters by 1: class count 1 and cell (class 1, bin 1) of every table.
+** d = 3 numeric features of 2 bins each, so the row moves cell (class 1,
+** bin 1) of every table by 1, and class count 1, which (naive_bayes.c 3c)
+** is the tables' mean row sum: post-processing of the tables.
 ** Released: the whole payload (encode), read back as counters; events on
 ** the four moved counters together (all at least their D' value, all at
 ** most their D value: for the honest mechanism these have a loss of
 ** exactly eps), on S, their sum, and on the prediction at the added row
 ** (post-processing). The broken twin adds noise of scale 1/eps to every counter,
-** ignoring the d + 1 sensitivity. */
+** ignoring the tables' sensitivity d. */
 static const char *NB_SCHEMA =
     "{\"epsilon\": 1, \"classes\": [0, 1], \"features\": ["
     "{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
@@ -874,7 +875,7 @@ static void audit_naive_bayes(int broken) {
   rdt_rng_clear(&rng);
   if (!ok) check(0, "naive Bayes audit: training, release or codec failed");
   else
-    report(broken ? "naive Bayes with noise of scale 1/eps on every counter (sensitivity d+1 ignored)"
+    report(broken ? "naive Bayes with noise of scale 1/eps on every counter (sensitivity d ignored)"
                   : "naive Bayes (3 features, 2 bins) on 3 vs 4 rows, the 4 moved counters and the prediction",
            k[0], k[1], NB_EVENTS, rdt_eps_to_double(c.eps), !broken);
 }

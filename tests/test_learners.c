@@ -450,18 +450,54 @@ static void test_nb_private(const rdt_schema *s, const double *x, const uint32_t
     ec |= (uint64_t)e1.p[12 + i] << (8 * i);
     et |= (uint64_t)e1.p[20 + i] << (8 * i);
   }
+  check(ok && et == c.eps.num && ec == 0,
+        "naive_bayes: fixed bins: all of eps to the tables, none to a row count (contract 3c)");
   uint64_t per = c.eps.num / (NF + 1);
-  check(ok && et == NF * per && ec + et == c.eps.num && ec >= per,
-        "naive_bayes: eps split exactly: tables d * floor(eps/(d+1)), class counts the rest, sum eps");
+  /* contract 3c: each class count is the rounded mean of its row sums over the tables (bins 8, 8, 4) */
+  int derived_ok = ok;
+  static const int nbins[NF] = {8, 8, 4};
+  for (int k = 0; derived_ok && k < NC; k++) {
+    double m = 0;
+    size_t at = NC;
+    for (int f = 0; f < NF; f++) {
+      for (int b = 0; b < nbins[f]; b++) {
+        int64_t v = 0;
+        for (int i = 0; i < 8; i++) v |= (int64_t)((uint64_t)e1.p[36 + 8 * (at + (size_t)k * nbins[f] + b) + i] << (8 * i));
+        m += (double)v;
+      }
+      at += (size_t)NC * nbins[f];
+    }
+    int64_t got = 0;
+    for (int i = 0; i < 8; i++) got |= (int64_t)((uint64_t)e1.p[36 + 8 * k + i] << (8 * i));
+    derived_ok = got == (int64_t)llround(m / NF);
+  }
+  check(derived_ok, "naive_bayes: each released class count is its rows' mean sum over the noisy tables");
   l->describe(st, &d);
   rdt_bytes_put(&d, "", 1);
-  char want[160];
-  snprintf(want, sizeof want, "\"epsilon_class_counts\":%.17g,\"epsilon_tables\":%.17g,",
-           rdt_eps_to_double((rdt_eps){ec}), rdt_eps_to_double((rdt_eps){et}));
-  check(!d.oom && strstr((char *)d.p, "\"mechanism\":\"naive Bayes: discrete Laplace") && strstr((char *)d.p, want) &&
+  check(!d.oom && strstr((char *)d.p, "\"mechanism\":\"naive Bayes: discrete Laplace noise of scale d/epsilon_tables") &&
+            strstr((char *)d.p, "\"epsilon_class_counts\":0,\"epsilon_row_count\":0,\"epsilon_tables\":1,") &&
             strstr((char *)d.p, "\"bins\":8,") && d.p[d.n - 2] == ',',
-        "naive_bayes: describe reports the mechanism, bins and both shares, members ending in a comma");
+        "naive_bayes: describe reports the mechanism, bins and the shares, members ending in a comma");
   rdt_bytes_free(&d);
+  /* A model written before contract 3c (the old split, class counts released) still reads. */
+  unsigned char *old = ok ? malloc(e1.n) : NULL;
+  if (old) {
+    memcpy(old, e1.p, e1.n);
+    uint64_t oc = c.eps.num - NF * per, ot = NF * per;
+    for (int i = 0; i < 8; i++) {
+      old[12 + i] = (unsigned char)(oc >> (8 * i));
+      old[20 + i] = (unsigned char)(ot >> (8 * i));
+    }
+    void *t = decode(l, old, e1.n, s, &c);
+    rdt_bytes od = {0};
+    if (t) l->describe(t, &od);
+    rdt_bytes_put(&od, "", 1);
+    check(t && predictions_sane(l, t, NC) && strstr((char *)od.p, "scale (d+1)/epsilon on every class count"),
+          "naive_bayes: a model with the older split (class counts released) still decodes and says so");
+    rdt_bytes_free(&od);
+    if (t) l->free(t);
+    free(old);
+  }
   void *back = ok ? decode(l, e1.p, e1.n, s, &c) : NULL;
   ok = back && encode(l, back, &e2);
   check(ok && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0, "naive_bayes: private encode -> decode -> encode identical");

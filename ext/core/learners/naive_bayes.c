@@ -34,6 +34,20 @@
 **      tables are coarsened exactly (a sum of exact counts keeps
 **      sensitivity d) and then noised as in 3. Non-private: sqrt(n / K).
 **      The choice depends on released values only.
+**   3c. Models written now (every private one with a feature) derive the
+**      class counts instead of releasing them: all of eps goes to the d
+**      tables (scale d/eps_tables), except, with "auto" bins, eps_row =
+**      floor(eps / (4 (d+1))) for one row count (sensitivity 1, discrete
+**      Laplace 1/eps_row) whose clamped value is the n^ of 3b; eps_row +
+**      eps_tables = eps (sequential composition: eps-DP). Each class count
+**      is then the rounded mean over the d noisy tables of that class's row
+**      sum (post-processing; its noise variance, about 2 d B / eps^2 for B
+**      bins per table, is below the 2 (d+1)^2 / eps^2 of a direct release
+**      whenever B < (d+1)^2 / d), and the tables' scale drops from (d+1)/eps
+**      to about d/eps. The payload stores eps_row in the eps_class field
+**      (0 with fixed bins); decode() tells the two splits apart (3's class
+**      share is at least eps/(d+1), 3c's below it) and reads both. The
+**      class counts' pseudo-count is then a table cell's (contract 5).
 **   4. finish() draws the noise of every counter whatever its value (the
 **      work does not depend on the rows) and the noisy counter replaces the
 **      exact one, so nothing exact remains. If the noise cannot be set up
@@ -97,6 +111,7 @@ typedef struct nb_state {
   uint32_t fine; /* "auto": the resolution rows are binned at (bins = fine until finish); 0: fixed bins */
   int is_private, released;
   rdt_eps eps_class, eps_tables;
+  int derived;           /* contract 3c: class counts derived from the tables (eps_class: the row count's) */
   rdt_feature *features; /* binning facts only (type, min, max, n_values): no pointers */
   uint32_t *n_bins;      /* per feature */
   size_t *offset;        /* per feature: its table's first counter; offset[d] = n_counts */
@@ -123,7 +138,23 @@ static void nb_free(void *p) {
   free(st);
 }
 
-/* Contract 3: the exact split of eps over the class counts and the tables. */
+/* Contract 3c: the split of models that derive their class counts: with a
+** feature, eps_row = floor(eps / (NB_ROW_COUNT_SHARE (d+1))) for the row
+** count when "auto" bins need one (else 0), the tables the rest; without a
+** feature, everything to the class counts (as contract 3). */
+#define NB_ROW_COUNT_SHARE 4u
+static void nb_split_derived(rdt_eps eps, uint32_t d, int fine, rdt_eps *row, rdt_eps *tables) {
+  if (d == 0) {
+    row->num = eps.num;
+    tables->num = 0;
+    return;
+  }
+  row->num = fine ? eps.num / (NB_ROW_COUNT_SHARE * ((uint64_t)d + 1)) : 0;
+  tables->num = eps.num - row->num;
+}
+
+/* Contract 3: the exact split of eps over the class counts and the tables
+** (models written before 3c; still read). */
 static void nb_split(rdt_eps eps, uint32_t d, rdt_eps *cls, rdt_eps *tables) {
   uint64_t per = eps.num / ((uint64_t)d + 1);
   tables->num = per * d; /* <= eps.num: no overflow */
@@ -237,7 +268,10 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
   if (!st) return NULL;
   st->readout_opt = readout;
   if (is_auto) st->fine = bins;
-  if (st->is_private) nb_split(c->eps, st->n_features, &st->eps_class, &st->eps_tables);
+  if (st->is_private) {
+    st->derived = st->n_features > 0;
+    nb_split_derived(c->eps, st->n_features, st->fine != 0, &st->eps_class, &st->eps_tables);
+  }
   return st;
 }
 
@@ -254,7 +288,7 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
 /* Same options and schema: same shape and shares. */
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
   if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
-      a->is_private != b->is_private || a->eps_class.num != b->eps_class.num ||
+      a->is_private != b->is_private || a->derived != b->derived || a->eps_class.num != b->eps_class.num ||
       a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt)
     return 0;
   for (uint32_t f = 0; f < a->n_features; f++)
@@ -276,8 +310,9 @@ static void nb_prepare(nb_state *st) {
   double a_class = 1, a_table = 1;
   if (st->is_private) {
     /* half the noise scale: 1/eps_class and d/eps_tables (contract 3) */
-    a_class = 0.5 / rdt_eps_to_double(st->eps_class);
     if (st->n_features) a_table = 0.5 * st->n_features / rdt_eps_to_double(st->eps_tables);
+    /* derived class counts (3c): a table cell's pseudo-count */
+    a_class = st->derived ? a_table : 0.5 / rdt_eps_to_double(st->eps_class);
     if (!(a_class > 0 && isfinite(a_class))) a_class = 1;
     if (!(a_table > 0 && isfinite(a_table))) a_table = 1;
   }
@@ -303,9 +338,7 @@ static void nb_prepare(nb_state *st) {
 
 /* Contract 3b: the bins of an "auto" state, from the released (noisy) class
 ** counts only. */
-static uint32_t nb_auto_bins(const nb_state *st) {
-  double n = 0;
-  for (uint32_t k = 0; k < st->n_classes; k++) n += st->counts[k] > 0 ? (double)st->counts[k] : 0;
+static uint32_t nb_auto_bins(const nb_state *st, double n) {
   double eps = st->is_private ? rdt_eps_to_double(st->eps_class) + rdt_eps_to_double(st->eps_tables) : 1;
   return rdt_learn_nearest_divisor(st->fine, sqrt(n * eps / st->n_classes));
 }
@@ -346,17 +379,34 @@ static int nb_finish(void *p, rdt_rng *noise) {
   uint64_t cs = 0, ct = 0, ts = 0, tt = 0;
   if (st->is_private) {
     /* Everything that can fail comes before the first draw (contract 4). */
-    if (!rdt_laplace_params(st->eps_class, 1, &cs, &ct)) return 0;
+    if ((!st->derived || st->fine) && !rdt_laplace_params(st->eps_class, 1, &cs, &ct)) return 0;
     if (st->n_features && !rdt_laplace_params(st->eps_tables, st->n_features, &ts, &tt)) return 0;
   }
   st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
   if (!st->logp) return 0;
   uint32_t C = st->n_classes;
-  if (st->is_private)
-    for (uint32_t k = 0; k < C; k++) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
-  if (st->fine) nb_coarsen(st, nb_auto_bins(st));
+  double n_hat = 0; /* contract 3b/3c: the released row count */
+  if (st->is_private && st->derived) {
+    int64_t n = 0;
+    for (uint32_t k = 0; k < C; k++) n = rdt_learn_add_sat(n, st->counts[k]);
+    if (st->fine) n_hat = (double)rdt_learn_add_sat(n, rdt_discrete_laplace(noise, cs, ct));
+  } else {
+    for (uint32_t k = 0; k < C; k++) {
+      if (st->is_private) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
+      n_hat += st->counts[k] > 0 ? (double)st->counts[k] : 0;
+    }
+  }
+  if (st->fine) nb_coarsen(st, nb_auto_bins(st, n_hat > 0 ? n_hat : 0));
   if (st->is_private)
     for (size_t i = C; i < st->n_counts; i++) st->counts[i] = rdt_learn_add_sat(st->counts[i], rdt_discrete_laplace(noise, ts, tt));
+  if (st->derived) /* contract 3c: every exact class count replaced by its tables' mean row sum */
+    for (uint32_t k = 0; k < C; k++) {
+      double m = 0;
+      for (uint32_t f = 0; f < st->n_features; f++)
+        for (uint32_t b = 0; b < st->n_bins[f]; b++) m += (double)st->counts[st->offset[f] + (size_t)k * st->n_bins[f] + b];
+      m /= st->n_features;
+      st->counts[k] = m >= 9.2e18 ? (int64_t)9.2e18 : m <= -9.2e18 ? -(int64_t)9.2e18 : (int64_t)llround(m);
+    }
   st->released = 1;
   nb_prepare(st);
   if (st->readout_opt != NB_READOUT_BAYES && st->n_counts <= RDT_MOMENT_MAX_COUNTERS) {
@@ -411,10 +461,15 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
                  bins >= 2 && fine % bins == 0);
   int ok = fine_ok && bins >= 2 && bins <= RDT_NB_MAX_BINS && priv <= 1 && C == s->n_classes &&
            C >= 1 && d == s->n_features && (int)priv == (c->is_private != 0) && !c->regression;
+  int derived = 0;
   if (ok && priv) {
-    rdt_eps want_c, want_t;
+    /* contract 3c's split, or contract 3's (older models); they never
+    ** coincide (3's class share is at least eps/(d+1), 3c's row share below) */
+    rdt_eps want_c, want_t, row, tables;
     nb_split(c->eps, d, &want_c, &want_t);
-    ok = ec.num == want_c.num && et.num == want_t.num && ec.num > 0 && (d == 0 || et.num > 0);
+    nb_split_derived(c->eps, d, fine != 0, &row, &tables);
+    if (d > 0 && ec.num == row.num && et.num == tables.num && et.num > 0 && (fine == 0 || ec.num > 0)) derived = 1;
+    else ok = ec.num == want_c.num && et.num == want_t.num && ec.num > 0 && (d == 0 || et.num > 0);
   } else if (ok) {
     ok = ec.num == 0 && et.num == 0;
   }
@@ -432,6 +487,7 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
     return NULL;
   }
   st->fine = fine;
+  st->derived = derived;
   st->eps_class = ec;
   st->eps_tables = et;
   for (size_t i = 0; i < st->n_counts; i++) st->counts[i] = (int64_t)rdt_read_u64(in);
@@ -485,8 +541,17 @@ static void nb_predict(const void *p, const double *x, double *out) {
 
 static void nb_describe(const void *p, rdt_bytes *json) {
   const nb_state *st = p;
-  char buf[512];
-  if (st->is_private)
+  char buf[768];
+  if (st->is_private && st->derived)
+    snprintf(buf, sizeof buf,
+             "\"mechanism\":\"naive Bayes: discrete Laplace noise of scale d/epsilon_tables on every table cell "
+             "(d = %u features, L1 sensitivity d); each class count is the mean of its row sums over the d tables "
+             "(post-processing)%s\",\"bins\":%u,\"bins_rule\":\"%s\",\"epsilon_class_counts\":0,"
+             "\"epsilon_row_count\":%.17g,\"epsilon_tables\":%.17g,",
+             st->n_features, st->fine ? "; the bins from a row count with discrete Laplace of scale 1/epsilon_row_count" : "",
+             st->bins, st->fine ? "auto: the square-root rule on the noisy row count" : "fixed",
+             rdt_eps_to_double(st->eps_class), rdt_eps_to_double(st->eps_tables));
+  else if (st->is_private)
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"naive Bayes: discrete Laplace noise of scale (d+1)/epsilon on every class count and "
              "table cell (d = %u features; L1 sensitivity 1 for the class counts, d for the tables; epsilon split "
