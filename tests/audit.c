@@ -1094,6 +1094,62 @@ static int parse_learner_for_audit(const rdt_learner *l, const char *opts, rdt_j
   return 0;
 }
 
+/* ---- mechanism: naive Bayes's "auto" bins (naive_bayes.c 3b, 3c) -----------
+** One numeric feature, two classes, eps 1: the row count gets eps/8 and
+** picks the bins as the divisor of 96 nearest sqrt(n^/2), so 12 rows give 2
+** bins and 13 give 3 when the count is exact. Neighbours: 12 vs 13 rows.
+** Released: the payload; events on its bins. The broken twin picks the bins
+** from the exact row count (trained without noise, same rule), which the
+** bins reveal. */
+#define NB_BINS_EVENTS 3
+static void audit_nb_auto_bins(int broken) {
+  const char *opts = "{\"epsilon\": 1, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", "
+                     "\"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  char err[256];
+  const rdt_learner *l = rdt_learner_find("naive_bayes");
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "naive Bayes auto bins")) return;
+  if (broken) c.is_private = 0;
+  long k[2][NB_BINS_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "nb-bins-broken" : "nb-bins", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      ok = st != NULL;
+      if (!ok) break;
+      for (int r = 0; r < 12 + side; r++) {
+        double x = (r + 0.5) / 13;
+        l->row(st, &x, (uint32_t)(r % 2), 0);
+      }
+      ok = l->finish(st, &rng);
+      rdt_bytes b = {0};
+      l->encode(st, &b);
+      rdt_reader r = {b.p, b.n, 0, 0};
+      uint32_t version = rdt_read_u32(&r), bins = rdt_read_u32(&r);
+      ok = ok && !b.oom && !r.bad && version == 2;
+      rdt_bytes_free(&b);
+      l->free(st);
+      k[side][0] += bins >= 3;
+      k[side][1] += bins >= 4;
+      k[side][2] += bins == 2;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "naive Bayes auto bins audit setup");
+    return;
+  }
+  report(broken ? "naive Bayes auto bins picked from the exact row count (broken twin)"
+                : "naive Bayes auto bins (the row count's share picks them), 12 vs 13 rows",
+         k[0], k[1], NB_BINS_EVENTS, 1.0, !broken);
+}
+
 /* ---- mechanism: the constant learner (learners/constant.c) ----------------
 ** Neighbours: rows {0, 0, 1} and one more row of class 1. Released: the
 ** noisy class counts through the learner interface; events on class 1's
@@ -1485,6 +1541,8 @@ int main(void) {
   audit_batch(1);
   audit_naive_bayes(0);
   audit_naive_bayes(1);
+  audit_nb_auto_bins(0);
+  audit_nb_auto_bins(1);
   audit_auto_guard(0);
   audit_auto_guard(1);
   audit_auto_select(0);
