@@ -536,7 +536,7 @@ static void test_nb_private(const rdt_schema *s, const double *x, const uint32_t
     int fin = l->finish(st, &rng);
     l->encode(st, (memset(&b, 0, sizeof b), &b));
     check(fin == 0 && memcmp(&before, &rng, sizeof rng) == 0 && b.oom && b.n == 0,
-          "naive_bayes: finish with eps below (d+1)/2^32 returns 0, draws nothing, releases nothing");
+          "naive_bayes: finish with eps below 4(d+1)/2^32 (auto bins) returns 0, draws nothing, releases nothing");
     rdt_bytes_free(&b);
     l->free(st);
   } else {

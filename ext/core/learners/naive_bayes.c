@@ -20,19 +20,21 @@
 **   3. Privacy. Neighbouring relation: add or remove one row. L1 sensitivity:
 **      1 for the class counts, 1 per table, d for the d tables together, d+1
 **      for the whole state. The budget eps = num / 2^32 (noise.h) is split
-**      exactly: per = floor(num / (d+1)), eps_tables = d * per, eps_class =
+**      exactly (models without a feature, and private models written before
+**      3c, which are still read; the others follow 3c): per = floor(num / (d+1)), eps_tables = d * per, eps_class =
 **      num - eps_tables, so eps_class + eps_tables = eps and eps_class >=
 **      eps/(d+1). The class counts get discrete Laplace noise of scale
 **      1/eps_class, every table cell of scale d/eps_tables = 1/per, about
 **      (d+1)/eps: each release is pure DP for its sensitivity, and together
 **      they are eps-DP by sequential composition.
-**   3b. "auto" bins: the class counts are noised first; n^ = the sum of the
-**      noisy counts clamped at 0 is post-processing of that release. B is
+**   3b. "auto" bins: a released count comes first (3c: the row count; in
+**      the split of 3, the class counts), n^ = it (their sum) clamped at 0
+**      is post-processing of that release. B is
 **      the divisor of F nearest (in ratio) to sqrt(n^ eps / K): the
 **      square-root rule of histograms applied to a class's rows, shrunk by
 **      the budget (fewer, fuller cells when the noise is larger). The
 **      tables are coarsened exactly (a sum of exact counts keeps
-**      sensitivity d) and then noised as in 3. Non-private: sqrt(n / K).
+**      sensitivity d) and then noised as in 3 or 3c. Non-private: sqrt(n / K).
 **      The choice depends on released values only.
 **   3c. Models written now (every private one with a feature) derive the
 **      class counts instead of releasing them: all of eps goes to the d
@@ -51,7 +53,8 @@
 **   4. finish() draws the noise of every counter whatever its value (the
 **      work does not depend on the rows) and the noisy counter replaces the
 **      exact one, so nothing exact remains. If the noise cannot be set up
-**      (eps below (d+1) / 2^32) it returns 0 having drawn and changed
+**      (a share it needs rounds to 0: eps below 4 (d+1) / 2^32 with "auto"
+**      bins, d / 2^32 otherwise) it returns 0 having drawn and changed
 **      nothing. Non-private ("epsilon": null): no noise, both shares 0.
 **   5. predict() is post-processing of the released counters: each is
 **      clamped at 0 and given a pseudo-count (half its noise scale; 1 when
