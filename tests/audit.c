@@ -1094,6 +1094,24 @@ static int parse_learner_for_audit(const rdt_learner *l, const char *opts, rdt_j
   return 0;
 }
 
+/* One release for a learner audit: a fresh state from the options, rows
+** 0 .. n-1 of `rows` (d values each) with their classes, finished with rng
+** and encoded into *out (left empty when anything fails). Returns 1 when
+** all of it succeeded. */
+static int learner_release(const rdt_learner *l, const rdt_json *root, const rdt_schema *schema,
+                           const rdt_learn_common *c, const double *rows, uint32_t d, const uint32_t *cls, int n,
+                           rdt_rng *rng, rdt_bytes *out) {
+  char err[256];
+  memset(out, 0, sizeof *out);
+  void *st = l->start(root, schema, c, err, sizeof err);
+  if (!st) return 0;
+  for (int r = 0; r < n; r++) l->row(st, rows + (size_t)r * d, cls[r], 0);
+  int ok = l->finish(st, rng);
+  if (ok) l->encode(st, out);
+  l->free(st);
+  return ok && !out->oom;
+}
+
 /* ---- mechanism: naive Bayes's "auto" bins (naive_bayes.c 3b, 3c) -----------
 ** One numeric feature, two classes, eps 1: the row count gets eps/8 and
 ** picks the bins as the divisor of 96 nearest sqrt(n^/2), so 12 rows give 2
@@ -1108,31 +1126,27 @@ static void audit_nb_auto_bins(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char err[256];
   const rdt_learner *l = rdt_learner_find("naive_bayes");
   if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "naive Bayes auto bins")) return;
   if (broken) c.is_private = 0;
+  double rows[13];
+  uint32_t cls[13];
+  for (int r = 0; r < 13; r++) {
+    rows[r] = (r + 0.5) / 13;
+    cls[r] = (uint32_t)(r % 2);
+  }
   long k[2][NB_BINS_EVENTS] = {{0}};
   rdt_rng rng;
   seeded(&rng, broken ? "nb-bins-broken" : "nb-bins", 0);
   int ok = 1;
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2 && ok; side++) {
-      void *st = l->start(root, &schema, &c, err, sizeof err);
-      ok = st != NULL;
-      if (!ok) break;
-      for (int r = 0; r < 12 + side; r++) {
-        double x = (r + 0.5) / 13;
-        l->row(st, &x, (uint32_t)(r % 2), 0);
-      }
-      ok = l->finish(st, &rng);
-      rdt_bytes b = {0};
-      l->encode(st, &b);
+      rdt_bytes b;
+      ok = learner_release(l, root, &schema, &c, rows, 1, cls, 12 + side, &rng, &b);
       rdt_reader r = {b.p, b.n, 0, 0};
       uint32_t version = rdt_read_u32(&r), bins = rdt_read_u32(&r);
-      ok = ok && !b.oom && !r.bad && version == 2;
+      ok = ok && !r.bad && version == 2;
       rdt_bytes_free(&b);
-      l->free(st);
       k[side][0] += bins >= 3;
       k[side][1] += bins >= 4;
       k[side][2] += bins == 2;
@@ -1161,33 +1175,24 @@ static void audit_constant(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char err[256];
   const rdt_learner *l = rdt_learner_find("constant");
   if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "constant")) return;
   if (broken) c.eps.num *= 2;
   long k[2][CONSTANT_EVENTS] = {{0}};
   rdt_rng rng;
   seeded(&rng, broken ? "constant-broken" : "constant", 0);
-  double x = 0.5;
+  double x[4] = {0.5, 0.5, 0.5, 0.5};
+  uint32_t cls[4] = {0, 0, 1, 1};
   int ok = 1;
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2 && ok; side++) {
-      void *st = l->start(root, &schema, &c, err, sizeof err);
-      ok = st != NULL;
-      if (!ok) break;
-      l->row(st, &x, 0, 0);
-      l->row(st, &x, 0, 0);
-      l->row(st, &x, 1, 0);
-      if (side) l->row(st, &x, 1, 0);
-      ok = l->finish(st, &rng);
-      rdt_bytes b = {0};
-      l->encode(st, &b);
+      rdt_bytes b;
+      ok = learner_release(l, root, &schema, &c, x, 1, cls, 3 + side, &rng, &b);
       rdt_reader r = {b.p, b.n, 0, 0};
       (void)rdt_read_u64(&r);
       int64_t v = (int64_t)rdt_read_u64(&r); /* class 1's released count */
-      ok = ok && !b.oom && !r.bad;
+      ok = ok && !r.bad;
       rdt_bytes_free(&b);
-      l->free(st);
       k[side][0] += v >= 2;
       k[side][1] += v >= 4;
       k[side][2] += v <= 0;
@@ -1226,7 +1231,6 @@ static void audit_private_tree(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char err[256];
   const rdt_learner *l = &rdt_learner_private_tree;
   if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "private_tree")) return;
   double claimed = rdt_eps_to_double(c.eps);
@@ -1239,21 +1243,15 @@ static void audit_private_tree(int broken) {
   int ok = 1;
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2 && ok; side++) {
-      void *st = l->start(root, &schema, &c, err, sizeof err);
-      ok = st != NULL;
-      if (!ok) break;
-      for (int r = 0; r < 2 + side; r++) l->row(st, rows[r], cls[r], 0);
-      ok = l->finish(st, &rng);
-      rdt_bytes b = {0};
-      if (ok) l->encode(st, &b);
+      rdt_bytes b;
+      ok = learner_release(l, root, &schema, &c, rows[0], 2, cls, 2 + side, &rng, &b);
       rdt_reader r = {b.p, b.n, PT_HEADER, 0};
       uint32_t f = rdt_read_u32(&r);
       (void)rdt_read_u32(&r);
       int64_t cnt[4];
       for (int j = 0; j < 4; j++) cnt[j] = (int64_t)rdt_read_u64(&r); /* left 0, 1; right 0, 1 */
-      ok = ok && !b.oom && !r.bad && r.pos == b.n && f <= 1;
+      ok = ok && !r.bad && r.pos == b.n && f <= 1;
       rdt_bytes_free(&b);
-      l->free(st);
       k[side][0] += f == 1;
       k[side][1] += f == 1 && cnt[2] <= 0;
       k[side][2] += f == 0 && cnt[0] >= 2;
@@ -1294,7 +1292,6 @@ static void audit_private_tree_levels(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  char err[256];
   const rdt_learner *l = &rdt_learner_private_tree;
   if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "private_tree levels")) return;
   rdt_eps share = {c.eps.num / 4 * 2}; /* the two levels' selections (contract 3) */
@@ -1307,20 +1304,14 @@ static void audit_private_tree_levels(int broken) {
   int ok = 1;
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2 && ok; side++) {
-      void *st = l->start(root, &schema, &c, err, sizeof err);
-      ok = st != NULL;
-      if (!ok) break;
-      for (int r = 0; r < 2 + side; r++) l->row(st, rows[r], cls[r], 0);
-      ok = l->finish(st, &rng);
-      rdt_bytes b = {0};
-      if (ok) l->encode(st, &b);
+      rdt_bytes b;
+      ok = learner_release(l, root, &schema, &c, rows[0], 2, cls, 2 + side, &rng, &b);
       rdt_reader r = {b.p, b.n, PT_HEADER, 0};
       uint32_t f0 = rdt_read_u32(&r);
       (void)rdt_read_u32(&r);
       uint32_t f1 = rdt_read_u32(&r); /* node 1; node 2 carries the same split */
-      ok = ok && !b.oom && !r.bad && f0 <= 1 && f1 <= 1;
+      ok = ok && !r.bad && f0 <= 1 && f1 <= 1;
       rdt_bytes_free(&b);
-      l->free(st);
       k[side][2 * f0 + f1]++;
     }
   }
