@@ -299,6 +299,17 @@ static uint32_t argmax(const double *p, uint32_t k) {
   return best;
 }
 
+/* Classification: a model's correct predictions on the validation slice
+** (p: scratch for K probabilities). */
+static double validation_correct(const auto_state *a, const rdt_learner *l, const void *st, double *p) {
+  double correct = 0;
+  for (uint64_t v = 0; v < a->nv; v++) {
+    l->predict(st, a->vx + (size_t)v * a->d, p);
+    correct += (double)(argmax(p, a->K) == (uint32_t)a->vy[v]);
+  }
+  return correct;
+}
+
 static void wipe_validation(auto_state *a) {
   if (a->vx) sodium_memzero(a->vx, (size_t)a->capv * (a->d ? a->d : 1) * sizeof *a->vx);
   if (a->vy) sodium_memzero(a->vy, (size_t)a->capv * sizeof *a->vy);
@@ -410,17 +421,12 @@ static int auto_finish(void *st, rdt_rng *noise) {
   if (R > AUTO_MAX_READOUTS) R = AUTO_MAX_READOUTS;
   if (R > 1) {
     a->picked = a->cand[pick]->id;
-    double score[AUTO_MAX_READOUTS + 1] = {0};
-    for (uint32_t r = 0; r <= R; r++) {
-      if (r < R) a->cand[pick]->set_readout(a->cst[pick], r);
-      for (uint64_t v = 0; v < a->nv; v++) {
-        const double *x = a->vx + (size_t)v * a->d;
-        if (r < R) a->cand[pick]->predict(a->cst[pick], x, p);
-        else a->konst->predict(a->kst, x, p);
-        score[r] += (double)(argmax(p, a->K) == (uint32_t)a->vy[v]);
-      }
+    double score[AUTO_MAX_READOUTS + 1];
+    for (uint32_t r = 0; r < R; r++) {
+      a->cand[pick]->set_readout(a->cst[pick], r);
+      score[r] = validation_correct(a, a->cand[pick], a->cst[pick], p);
     }
-    score[R] -= 2 * guard_margin(a); /* one sd of the difference of two draws, about twice one draw's scale */
+    score[R] = validation_correct(a, a->konst, a->kst, p) - 2 * guard_margin(a); /* one sd of the difference of two draws, about twice one draw's scale */
     uint32_t win = 0;
     if (a->c.is_private) ok = rdt_auto_select(score, R + 1, a->c.eps, noise, &win);
     else
@@ -438,20 +444,18 @@ static int auto_finish(void *st, rdt_rng *noise) {
   if (ok && pick >= 0) {
     a->picked = a->cand[pick]->id;
     double range = a->c.target_max - a->c.target_min;
-    for (uint64_t v = 0; v < a->nv; v++) {
-      const double *x = a->vx + (size_t)v * a->d;
-      a->cand[pick]->predict(a->cst[pick], x, p);
-      a->konst->predict(a->kst, x, q);
-      if (a->n_classes) {
-        uint32_t y = (uint32_t)a->vy[v];
-        gain += (double)(argmax(p, a->K) == y) - (double)(argmax(q, a->K) == y);
-      } else {
+    if (a->n_classes) /* integer counts: exact in any order */
+      gain = validation_correct(a, a->cand[pick], a->cst[pick], p) - validation_correct(a, a->konst, a->kst, p);
+    else
+      for (uint64_t v = 0; v < a->nv; v++) {
+        const double *x = a->vx + (size_t)v * a->d;
+        a->cand[pick]->predict(a->cst[pick], x, p);
+        a->konst->predict(a->kst, x, q);
         double ep = (p[0] - a->vy[v]) / range, eq = (q[0] - a->vy[v]) / range;
         /* absolute errors, each in [0, 1]: sensitivity 1, and a per-row
         ** signal several times the squared errors' (targets scaled to [0, 1]) */
         gain += fabs(eq) - fabs(ep);
       }
-    }
     if (a->c.is_private) ok = rdt_auto_guard(gain, !a->n_classes, a->c.eps, noise, &gain);
   }
   wipe_validation(a);

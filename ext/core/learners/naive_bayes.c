@@ -390,9 +390,11 @@ static int nb_finish(void *p, rdt_rng *noise) {
   uint32_t C = st->n_classes;
   double n_hat = 0; /* contract 3b/3c: the released row count */
   if (st->is_private && st->derived) {
-    int64_t n = 0;
-    for (uint32_t k = 0; k < C; k++) n = rdt_learn_add_sat(n, st->counts[k]);
-    if (st->fine) n_hat = (double)rdt_learn_add_sat(n, rdt_discrete_laplace(noise, cs, ct));
+    if (st->fine) { /* the one row count the bins need */
+      int64_t n = 0;
+      for (uint32_t k = 0; k < C; k++) n = rdt_learn_add_sat(n, st->counts[k]);
+      n_hat = (double)rdt_learn_add_sat(n, rdt_discrete_laplace(noise, cs, ct));
+    }
   } else {
     for (uint32_t k = 0; k < C; k++) {
       if (st->is_private) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
