@@ -456,11 +456,21 @@ class _Constant:
 
 
 class _NaiveBayes:
-    """naive_bayes.c: payload versions 1-4 (contract 6, 6b); predict as nb_predict with nb_prepare's
+    """naive_bayes.c: payload versions 1-4 (contract 6, 6b), and 5 (6c: a readout chosen on the rows,
+    then version 1-4); predict as nb_predict with nb_prepare's
     log-probabilities ("bayes") or the fitted scores ("moments", versions 3 and 4)."""
 
     def __init__(self, r, m, eps_num):
-        version, self.bins = r.u32(), r.u32()
+        version = r.u32()
+        if version == 5:
+            # contract 6c: the readout was chosen on the training rows with eps_readout (num // 20
+            # when private), then a version 1-4 payload for the rest of the budget
+            eps_readout = r.u64()
+            if eps_readout != (eps_num // 20 if m.private else 0) or (m.private and eps_readout == 0):
+                raise ModelError("invalid model: malformed learner state (naive_bayes)")
+            eps_num -= eps_readout
+            version = r.u32()
+        self.bins = r.u32()
         moments = version in (3, 4)
         if version not in (1, 2, 3, 4):
             raise ModelError("invalid model: malformed learner state (naive_bayes payload version %d)" % version)

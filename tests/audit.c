@@ -1046,38 +1046,36 @@ static void audit_auto_guard(int broken) {
          k[0], k[1], AUTO_EVENTS, 1.0, !broken);
 }
 
-/* ---- mechanism: auto's readout choice (learners/auto.c, step 4b) ---------
-** Report noisy max over counting queries on the validation rows.
-** Neighbours: one validation row more, which adds 1 to the correct count of
-** the second option only: scores {0, 0} and {0, 1}. Released: the winner;
-** events: each option wins. With the claimed eps the likelihood ratio is
-** about 1.8 (below e); the broken twin noises with twice the eps it claims
-** (ratio about 4). */
+/* ---- mechanism: naive Bayes's readout choice (naive_bayes.c, 6c) -------
+** Permute-and-flip over counting queries on the training rows, given the
+** release. Neighbours: one row more, which adds 1 to the correct count of
+** the second readout only: counts {0, 0} and {0, 1}. Released: the winner;
+** events: each readout wins. With the claimed eps the likelihood ratio is e
+** exactly (monotone permute-and-flip is tight here); the broken twin
+** compares the exact counts (the noise forgotten: ratio infinite). */
 #define SELECT_EVENTS 2
-static void audit_auto_select(int broken) {
-  rdt_eps eps, used;
+static void audit_nb_readout_choice(int broken) {
+  rdt_eps eps;
   rdt_eps_from_double(1.0, &eps);
-  used = eps;
-  if (broken) used.num *= 2;
   long k[2][SELECT_EVENTS] = {{0}};
   rdt_rng rng;
-  seeded(&rng, broken ? "select-broken" : "select", 0);
+  seeded(&rng, broken ? "nb-readout-broken" : "nb-readout", 0);
   int ok = 1;
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2; side++) {
-      double scores[2] = {0, side};
-      uint32_t w = 9;
-      ok = rdt_auto_select(scores, 2, used, &rng, &w) && w < 2;
-      k[side][w == 0 ? 0 : 1]++;
+      int64_t correct[2] = {0, side};
+      long w = rdt_nb_choose_readout(correct, !broken, eps, &rng);
+      ok = w == 0 || w == 1;
+      k[side][w == 1]++;
     }
   }
   rdt_rng_clear(&rng);
   if (!ok) {
-    check(0, "auto select audit setup");
+    check(0, "naive Bayes readout choice audit setup");
     return;
   }
-  report(broken ? "auto's readout choice noised with twice the eps it claims (broken twin)"
-                : "auto's readout choice: report noisy max, scores {0, 0} vs {0, 1}",
+  report(broken ? "naive Bayes's readout choice on the exact counts (broken twin)"
+                : "naive Bayes's readout choice: permute-and-flip, counts {0, 0} vs {0, 1}",
          k[0], k[1], SELECT_EVENTS, 1.0, !broken);
 }
 
@@ -1536,8 +1534,8 @@ int main(void) {
   audit_nb_auto_bins(1);
   audit_auto_guard(0);
   audit_auto_guard(1);
-  audit_auto_select(0);
-  audit_auto_select(1);
+  audit_nb_readout_choice(0);
+  audit_nb_readout_choice(1);
   audit_constant(0);
   audit_constant(1);
   audit_boost(0);

@@ -3,7 +3,7 @@
 # agrees with rdt_predict on every test row, for RDT (threshold and majority votes, numeric and
 # categorical data, a forest with "keep_trees", categories given as TEXT such as '1.0' or ' 4 ') and
 # DiPriMe (classification and regression); and for learner models (their export's "model_hex"): every
-# learner, auto choosing each of naive_bayes (both readouts), private_tree, boost (regression),
+# learner, naive_bayes choosing each readout on its rows, auto choosing each of naive_bayes, private_tree, boost (regression),
 # matrix_forest and its constant, and corrupted or edited exports refused with a message.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
@@ -188,7 +188,8 @@ learner() { # name, options (without braces), query
   learner bank_tree "\"algorithm\": \"private_tree\", \"depth\": 5, \"bins\": 16, \"epsilon\": 2, \"seed\": 13, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner votes_tree_exact "\"algorithm\": \"private_tree\", \"depth\": 3, \"epsilon\": null, \"seed\": 14, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner car_auto_moments "\"epsilon\": 1, \"seed\": 1, $car_classes, \"features\": [$car_feats]" "$car_q"
-  learner car_auto_bayes "\"epsilon\": 0.5, \"seed\": 3, $car_classes, \"features\": [$car_feats]" "$car_q"
+  learner bank_nb_chosen_bayes "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 2, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
+  learner bank_nb_chosen_moments "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
@@ -204,8 +205,8 @@ learner() { # name, options (without braces), query
 info() { "$shell" "$tmp/db" ".load $ext" "SELECT json_extract(rdt_info(model), '\$.$2') FROM models WHERE name = '$1'"; }
 expect "auto chose naive_bayes with the moments readout (car, seed 1)" "naive_bayes moments" \
   "$(info car_auto_moments chosen) $(info car_auto_moments readout | cut -d: -f1)"
-expect "auto chose naive_bayes with the bayes readout (car, epsilon 0.5, seed 3)" "naive_bayes bayes" \
-  "$(info car_auto_bayes chosen) $(info car_auto_bayes readout)"
+expect "naive_bayes chose each readout on its rows (payload version 5: banknote, seeds 2 and 1)" "bayes moments auto auto" \
+  "$(info bank_nb_chosen_bayes readout) $(info bank_nb_chosen_moments readout | cut -d: -f1) $(info bank_nb_chosen_bayes readout_rule | cut -d: -f1) $(info bank_nb_chosen_moments readout_rule | cut -d: -f1)"
 expect "auto chose private_tree (banknote, epsilon 0.3)" private_tree "$(info bank_auto_tree chosen)"
 expect "auto's guard fell back to its constant model (votes, epsilon 0.1)" constant "$(info votes_auto_constant chosen)"
 expect "auto chose boost (regression)" boost "$(info bank_auto_regression chosen)"
@@ -267,6 +268,10 @@ i = b.find(b"LRNR") + 16 + 24; b[i:i + 4] = struct.pack("<I", 9); fix(b)'
 refused "the reader refuses a re-checksummed BLOB with an unknown naive_bayes payload version" "malformed learner state" "$tmp/bad_version.json"
 edit_export "$tmp/car_nb_moments.json" "$tmp/bad_score.json" 'b[-40:-32] = struct.pack("<d", float("nan")); fix(b)'
 refused "the reader refuses a re-checksummed BLOB with a NaN score" "malformed learner state" "$tmp/bad_score.json"
+edit_export "$tmp/bank_nb_chosen_bayes.json" "$tmp/bad_share.json" '
+i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i)[0] == 5
+struct.pack_into("<Q", b, i + 4, struct.unpack_from("<Q", b, i + 4)[0] + 1); fix(b)'
+refused "the reader refuses a re-checksummed naive_bayes whose readout share is not epsilon / 20" "malformed learner state" "$tmp/bad_share.json"
 edit_export "$tmp/car_tree.json" "$tmp/bad_split.json" '
 i = b.find(b"LRNR") + 16 + 24 + 44; b[i:i + 4] = struct.pack("<I", 99); fix(b)'
 refused "the reader refuses a re-checksummed private_tree whose split names feature 99" "malformed learner state" "$tmp/bad_split.json"
@@ -282,7 +287,7 @@ refused "the reader refuses a re-checksummed boost payload with trailing bytes" 
 edit_export "$tmp/car_matrix_forest.json" "$tmp/bad_nested.json" 'b[b.find(b"RDTMODEL", 8) + 60] ^= 1; fix(b)'
 refused "the reader refuses a learner forest whose nested forest was edited" "malformed learner state" "$tmp/bad_nested.json"
 # The edits really are refused by the extension too (the reader is no laxer than rdt_import).
-for bad in bad_bit bad_version bad_score bad_split bad_trailing bad_nested; do
+for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_nested; do
   if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
      grep -q 'rdt_import: the export holds an invalid learner model'; then
     ok "rdt_import refuses it too ($bad)"

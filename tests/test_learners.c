@@ -278,6 +278,102 @@ static void test_nb_moments(const rdt_schema *s, const double *x, const uint32_t
   if (st) l->free(st);
 }
 
+/* Naive Bayes's "readout": "auto" (naive_bayes.c 6c): the rows kept for the
+** choice survive a merge, the choice is the better readout without noise,
+** version 5 round-trips and decode checks its share. */
+static void test_nb_readout_auto(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx) {
+  const rdt_learner *l = &rdt_learner_naive_bayes;
+  rdt_learn_common c = common(1, 1.0), np = common(0, 0);
+  char err[256];
+  rdt_rng r1, r2, r3;
+  seeded(&r1, "nb-readout-auto");
+  seeded(&r2, "nb-readout-auto");
+  seeded(&r3, "nb-readout-both");
+  const char *o = "{\"bins\": 8, \"readout\": \"auto\"}";
+  void *one = start(l, o, s, &c, err, sizeof err), *a = start(l, o, s, &c, err, sizeof err),
+       *b = start(l, o, s, &c, err, sizeof err), *exact = start(l, o, s, &np, err, sizeof err),
+       *both = start(l, "{\"bins\": 8, \"readout\": \"both\"}", s, &np, err, sizeof err);
+  if (!one || !a || !b || !exact || !both) {
+    check(0, "naive_bayes readout auto: start");
+    goto done;
+  }
+  train(l, one, x, cls, 0, NTRAIN);
+  train(l, a, x, cls, 0, NTRAIN / 3);
+  train(l, b, x, cls, NTRAIN / 3, NTRAIN);
+  rdt_bytes e1 = {0}, e2 = {0};
+  int merged = l->merge(a, b) && l->finish(one, &r1) && l->finish(a, &r2) && encode(l, one, &e1) && encode(l, a, &e2);
+  check(merged && e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0,
+        "naive_bayes readout auto: two partial states merged (kept rows too) give the one-state model byte for byte");
+  uint32_t v = 0, inner = 0;
+  uint64_t share = 0;
+  if (merged && e1.n >= 16) {
+    memcpy(&v, e1.p, 4); /* little-endian hosts */
+    memcpy(&share, e1.p + 4, 8);
+    memcpy(&inner, e1.p + 12, 4);
+  }
+  check(v == 5 && share == c.eps.num / 20 && (inner == 1 || inner == 3),
+        "naive_bayes readout auto: payload version 5, the choice's share eps / 20, then a version 1 or 3 payload");
+  int same = 0;
+  rdt_bytes e3 = {0};
+  check(merged && nb_round_trip(l, one, s, &c, tx, &e3, &same) && same,
+        "naive_bayes readout auto: encode -> decode -> encode byte-identical, same predictions");
+  rdt_bytes_free(&e3);
+  /* decode refuses another share, a nested version 5, and a private model read as not private */
+  int refused = merged;
+  unsigned char *q = merged ? malloc(e1.n) : NULL;
+  for (int i = 0; q && i < 3; i++) {
+    memcpy(q, e1.p, e1.n);
+    if (i == 0) {
+      uint64_t other = share + 1;
+      memcpy(q + 4, &other, 8);
+    }
+    if (i == 1) q[12] = 5;
+    void *t = decode(l, q, e1.n, s, i == 2 ? &np : &c);
+    refused &= t == NULL;
+    if (t) l->free(t);
+  }
+  free(q);
+  check(refused && q, "naive_bayes readout auto: decode refuses a share other than eps / 20, a nested version 5, and "
+                      "a private payload under a non-private model");
+  rdt_bytes_free(&e1);
+  rdt_bytes_free(&e2);
+  /* without noise: the readout with more correct training rows ("both" gives both on the same tables) */
+  train(l, exact, x, cls, 0, NTRAIN);
+  train(l, both, x, cls, 0, NTRAIN);
+  if (l->finish(exact, &r3) && l->finish(both, &r3)) {
+    double right[2] = {0, 0};
+    for (uint32_t r = 0; r < 2; r++) {
+      l->set_readout(both, r);
+      right[r] = accuracy(l, both, x, cls, NTRAIN);
+    }
+    l->set_readout(both, right[1] > right[0]);
+    double o1[NC], o2[NC];
+    int agree = right[0] != right[1];
+    for (size_t i = 0; agree && i < 50; i++) {
+      l->predict(exact, tx + i * NF, o1);
+      l->predict(both, tx + i * NF, o2);
+      agree &= memcmp(o1, o2, sizeof o1) == 0;
+    }
+    check(agree, "naive_bayes readout auto: without noise it predicts as the readout with more correct training rows");
+  } else {
+    check(0, "naive_bayes readout auto: finish without noise");
+  }
+  rdt_learn_common tiny = common(1, 1e-9); /* eps / 20 rounds to 0 at 2^-32 */
+  void *t = start(l, o, s, &tiny, err, sizeof err);
+  check(t == NULL && strstr(err, "\"readout\": \"auto\"") != NULL,
+        "naive_bayes readout auto: an epsilon whose share rounds to 0 is refused before any row");
+  if (t) l->free(t);
+done:
+  if (one) l->free(one);
+  if (a) l->free(a);
+  if (b) l->free(b);
+  if (exact) l->free(exact);
+  if (both) l->free(both);
+  rdt_rng_clear(&r1);
+  rdt_rng_clear(&r2);
+  rdt_rng_clear(&r3);
+}
+
 static void test_nb_nonprivate(const rdt_schema *s, const double *x, const uint32_t *cls, const double *tx,
                                const uint32_t *tcls) {
   const rdt_learner *l = &rdt_learner_naive_bayes;
@@ -1060,6 +1156,7 @@ int main(void) {
     test_nb_options(&s);
     test_nb_nonprivate(&s, x, cls, tx, tcls);
     test_nb_moments(&s, x, cls, tx, tcls);
+    test_nb_readout_auto(&s, x, cls, tx);
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
     test_nb_auto_bins(&s, x, cls, tx);

@@ -51,22 +51,18 @@
 **      model is kept unless that noisy gain is below minus one noise scale
 **      (-1/ε: the constant clearly ahead), else the constant model
 **      (post-processing; a public margin).
-**   4b. When the chosen classifier's release offers several readouts
-**      (learner.h; naive Bayes: its own, and scores fitted to its tables
-**      under independent features, moment_fit.c), step 4 is instead one
-**      report-noisy-max on the validation slice over the readouts' correct
-**      predictions and the constant model's minus the same margin:
-**      counting queries (a row adds 0 or 1 to each), discrete Laplace of
-**      scale 1/ε on each, ties to the earlier readout, the constant last;
-**      only the winner is released [ε-DP on the validation rows: report
-**      noisy max on counting queries, Dwork and Roth, Claim 3.9]. The
-**      winning readout is kept, or the constant model when it wins; no
-**      gain is released (rdt_info shows it as null).
+**   4b. Naive Bayes is trained with "readout": "auto": it chooses between
+**      its two readouts on its own training rows, within its ε_m
+**      [naive_bayes.c, contract 6c]. Models written before that chose on
+**      the validation slice by one report-noisy-max over the readouts and
+**      the constant model (no gain released: stored as NaN); they are
+**      still read and described.
 **   Training rows spend ε_k + ε_m = ε, validation rows ε, and the parts are
 **   disjoint: ε-DP in total (parallel composition). The released model is
 **   one of two released models, picked by a released number.
-**   5. Memory: the candidates' states (boosting keeps a binned copy of the
-**      training rows) and the validation slice.
+**   5. Memory: the candidates' states (boosting and the private tree keep a
+**      binned copy of the training rows, naive Bayes their bins for its
+**      readout choice) and the validation slice.
 */
 #include "auto.h"
 
@@ -91,7 +87,6 @@
 #define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
 #define AUTO_MATRIX_BYTES (32.0 * 1024 * 1024) /* ... and its counters fit in 32 MiB */
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
-#define AUTO_MAX_READOUTS 4
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES, CAND_CONSTANT };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
@@ -114,7 +109,7 @@ typedef struct auto_state {
   /* the release */
   const rdt_learner *chosen;
   void *chosen_state;
-  double n_hat, snr, gain;       /* gain NaN: step 4b (not released) */
+  double n_hat, snr, gain;       /* gain NaN: step 4b of older models (not released) */
   uint32_t picked;               /* id of the candidate the rule picked */
 } auto_state;
 
@@ -183,11 +178,11 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
     const rdt_learner *l = rdt_learner_find(candidate_names[i]);
     if (!l || !(l->tasks & (c->regression ? RDT_LEARN_REGRESSION : RDT_LEARN_CLASSIFICATION))) continue;
     char cerr[200] = "";
-    /* Naive Bayes offers both its readouts, for step 4b to choose. */
+    /* Naive Bayes chooses its readout on its rows (step 4b). */
     rdt_json *copts = NULL;
     if (i == CAND_NAIVE_BAYES) {
-      static const char both[] = "{\"readout\": \"both\"}";
-      if (!(copts = rdt_json_parse(both, sizeof both - 1, cerr, sizeof cerr))) {
+      static const char chosen[] = "{\"readout\": \"auto\"}";
+      if (!(copts = rdt_json_parse(chosen, sizeof chosen - 1, cerr, sizeof cerr))) {
         auto_free(a);
         return NULL;
       }
@@ -276,20 +271,6 @@ int rdt_auto_guard(double gain, int regression, rdt_eps eps, rdt_rng *noise, dou
     return 1;
   }
   return rdt_lattice_laplace(noise, gain, 1.0, eps, -10, noisy);
-}
-
-int rdt_auto_select(const double *scores, uint32_t n, rdt_eps eps, rdt_rng *noise, uint32_t *winner) {
-  uint64_t s, t;
-  if (n == 0 || !rdt_laplace_params(eps, 1, &s, &t)) return 0;
-  double best = 0;
-  for (uint32_t i = 0; i < n; i++) { /* every draw made, whatever the scores */
-    double v = scores[i] + (double)rdt_discrete_laplace(noise, s, t);
-    if (i == 0 || v > best) {
-      best = v;
-      *winner = i;
-    }
-  }
-  return 1;
 }
 
 static uint32_t argmax(const double *p, uint32_t k) {
@@ -416,29 +397,6 @@ static int auto_finish(void *st, rdt_rng *noise) {
     release(a, pick, 1);
     return 1;
   }
-  /* Step 4b: several readouts of a classifier's release. */
-  uint32_t R = ok && pick >= 0 && a->n_classes && a->cand[pick]->readouts ? a->cand[pick]->readouts(a->cst[pick]) : 1;
-  if (R > AUTO_MAX_READOUTS) R = AUTO_MAX_READOUTS;
-  if (R > 1) {
-    a->picked = a->cand[pick]->id;
-    double score[AUTO_MAX_READOUTS + 1];
-    for (uint32_t r = 0; r < R; r++) {
-      a->cand[pick]->set_readout(a->cst[pick], r);
-      score[r] = validation_correct(a, a->cand[pick], a->cst[pick], p);
-    }
-    score[R] = validation_correct(a, a->konst, a->kst, p) - 2 * guard_margin(a); /* one sd of the difference of two draws, about twice one draw's scale */
-    uint32_t win = 0;
-    if (a->c.is_private) ok = rdt_auto_select(score, R + 1, a->c.eps, noise, &win);
-    else
-      for (uint32_t r = 1; r <= R; r++)
-        if (score[r] > score[win]) win = r;
-    wipe_validation(a);
-    if (!ok) return 0;
-    a->gain = NAN;
-    if (win < R) a->cand[pick]->set_readout(a->cst[pick], win);
-    release(a, pick, win < R);
-    return 1;
-  }
   /* Step 4: the guard on the validation slice. */
   double gain = 0;
   if (ok && pick >= 0) {
@@ -535,7 +493,7 @@ static void auto_describe(const void *st, rdt_bytes *json) {
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
            "epsilon_validation, each at most epsilon\"},",
            a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, guard_margin(a), gain,
-           isnan(a->gain)                              ? "report noisy max over the readouts and the constant"
+           isnan(a->gain) ? "report noisy max over the readouts and the constant (a model written before naive Bayes chose its own readout)"
            : a->picked == constant_id() ? "none: the rule picked the constant model (epsilon_model)"
                                                   : "noisy gain over the constant",
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,

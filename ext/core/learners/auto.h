@@ -11,10 +11,4 @@ extern const rdt_learner rdt_learner_auto;
 ** the regression gain). Returns 0 when the noise cannot be set up. */
 int rdt_auto_guard(double gain, int regression, rdt_eps eps, rdt_rng *noise, double *noisy);
 
-/* Step 4b of auto.c: report noisy max over n counting queries on the
-** validation rows (scores: counts minus public offsets), discrete Laplace
-** of scale 1/eps on each, ties to the lowest index; only *winner is
-** released. Returns 0 when the noise cannot be set up. */
-int rdt_auto_select(const double *scores, uint32_t n, rdt_eps eps, rdt_rng *noise, uint32_t *winner);
-
 #endif

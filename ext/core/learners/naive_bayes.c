@@ -86,6 +86,22 @@
 **      score as f64 in the counters' order (class biases, then the
 **      tables); decode() checks that each is finite and at most 1e9 in
 **      magnitude. A "bayes" readout is written as version 1 or 2.
+**   6c. "readout": "auto" chooses between the two readouts by the rows
+**      themselves, as a mechanism of its own: eps_readout = floor(eps /
+**      NB_READOUT_SHARE) is set aside before the split of 3c, which divides
+**      the rest. row() also keeps every row's bins (at the resolution it
+**      counts them: 2 bytes per feature and per row, and its class) until
+**      finish(). After the release and the fit of 6b, each readout's
+**      correct predictions over the kept rows are counting queries (one row
+**      adds 0 or 1 to each: sensitivity 1, monotone), and permute-and-flip
+**      (select.h, monotone) with eps_readout picks one, ties being the
+**      coins' business [eps_readout-DP given the release; with it eps-DP
+**      by sequential composition]. Without noise the larger count wins,
+**      "bayes" on a tie. The kept rows are wiped; if they did not fit in
+**      memory finish() fails before any draw. The model is written as
+**      version 5: u32 5, u64 eps_readout num, then the chosen readout's
+**      payload of 6 / 6b (version 1 to 4) for the budget eps - eps_readout;
+**      decode() checks eps_readout against the split.
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
 **      states of the same shape only; row() ignores a released state.
@@ -93,6 +109,7 @@
 #include "naive_bayes.h"
 
 #include "../moment_fit.h"
+#include "../select.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -106,7 +123,10 @@
 #define NB_VERSION_AUTO_MOMENTS 4u /* version 2 + moment scores */
 #define NB_MAX_SCORE 1e9
 
-enum { NB_READOUT_BAYES, NB_READOUT_MOMENTS, NB_READOUT_BOTH };
+#define NB_VERSION_CHOSEN 5u        /* eps_readout, then a version 1..4 payload */
+#define NB_READOUT_SHARE 20u        /* "readout": "auto": eps / 20 for the choice */
+
+enum { NB_READOUT_BAYES, NB_READOUT_MOMENTS, NB_READOUT_BOTH, NB_READOUT_AUTO };
 #define NB_AUTO_FINE 96u /* divisible by 2, 3, 4, 6, 8, 12, 16, 24, 32, 48 */
 
 typedef struct nb_state {
@@ -124,7 +144,20 @@ typedef struct nb_state {
   uint32_t readout_opt;  /* NB_READOUT_*: what finish() fits */
   uint32_t readout;      /* what predict() uses: bayes or moments */
   double *w;             /* released "moments" scores (counters' layout), or NULL */
+  /* contract 6c */
+  int chosen;            /* the readout was (or will be) chosen by the rows */
+  rdt_eps eps_readout;   /* that choice's share (0 without noise) */
+  uint16_t *kept;        /* unreleased: every row's d bins then its class */
+  uint64_t n_kept, cap_kept;
+  int kept_oom;          /* a row could not be kept: finish() fails closed */
 } nb_state;
+
+static void nb_wipe_kept(nb_state *st) {
+  if (st->kept) sodium_memzero(st->kept, (size_t)st->cap_kept * (st->n_features + 1) * sizeof *st->kept);
+  free(st->kept);
+  st->kept = NULL;
+  st->n_kept = st->cap_kept = 0;
+}
 
 static void nb_free(void *p) {
   nb_state *st = p;
@@ -132,6 +165,7 @@ static void nb_free(void *p) {
   if (st->counts) sodium_memzero(st->counts, st->n_counts * sizeof *st->counts);
   if (st->logp) sodium_memzero(st->logp, st->n_counts * sizeof *st->logp);
   if (st->w) sodium_memzero(st->w, st->n_counts * sizeof *st->w);
+  nb_wipe_kept(st);
   free(st->counts);
   free(st->logp);
   free(st->w);
@@ -257,23 +291,36 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
     if (r->type == RDT_JSON_STRING && strcmp(r->string, "bayes") == 0) readout = NB_READOUT_BAYES;
     else if (r->type == RDT_JSON_STRING && strcmp(r->string, "moments") == 0) readout = NB_READOUT_MOMENTS;
     else if (r->type == RDT_JSON_STRING && strcmp(r->string, "both") == 0) readout = NB_READOUT_BOTH;
+    else if (r->type == RDT_JSON_STRING && strcmp(r->string, "auto") == 0) readout = NB_READOUT_AUTO;
     else {
-      if (en) snprintf(err, en, "option \"readout\" must be \"bayes\", \"moments\" or \"both\"");
+      if (en) snprintf(err, en, "option \"readout\" must be \"bayes\", \"moments\", \"both\" or \"auto\"");
       return NULL;
     }
   }
-  if (readout == NB_READOUT_MOMENTS && nb_counters(s, bins) > RDT_MOMENT_MAX_COUNTERS) {
-    if (en) snprintf(err, en, "naive_bayes: \"readout\": \"moments\" takes at most %llu counters; use fewer \"bins\"",
-                     (unsigned long long)RDT_MOMENT_MAX_COUNTERS);
+  if ((readout == NB_READOUT_MOMENTS || readout == NB_READOUT_AUTO) && nb_counters(s, bins) > RDT_MOMENT_MAX_COUNTERS) {
+    if (en) snprintf(err, en, "naive_bayes: \"readout\": \"%s\" takes at most %llu counters; use fewer \"bins\"",
+                     readout == NB_READOUT_AUTO ? "auto" : "moments", (unsigned long long)RDT_MOMENT_MAX_COUNTERS);
     return NULL;
+  }
+  rdt_eps eps = c->eps;
+  rdt_eps eps_readout = {0};
+  if (readout == NB_READOUT_AUTO && c->is_private) { /* contract 6c: set aside before the split */
+    eps_readout.num = eps.num / NB_READOUT_SHARE;
+    eps.num -= eps_readout.num;
+    if (eps_readout.num == 0) {
+      if (en) snprintf(err, en, "naive_bayes: \"epsilon\" is too small for \"readout\": \"auto\" (its share rounds to 0)");
+      return NULL;
+    }
   }
   nb_state *st = nb_alloc(s, bins, c->is_private != 0, err, en);
   if (!st) return NULL;
   st->readout_opt = readout;
+  st->chosen = readout == NB_READOUT_AUTO;
+  st->eps_readout = eps_readout;
   if (is_auto) st->fine = bins;
   if (st->is_private) {
     st->derived = st->n_features > 0;
-    nb_split_derived(c->eps, st->n_features, st->fine != 0, &st->eps_class, &st->eps_tables);
+    nb_split_derived(eps, st->n_features, st->fine != 0, &st->eps_class, &st->eps_tables);
   }
   return st;
 }
@@ -283,16 +330,37 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
   nb_state *st = p;
   /* The caller's contract gives a valid class; a bad one must not write out of bounds. */
   if (st->released || cls >= st->n_classes) return;
+  uint16_t *keep = NULL;
+  if (st->chosen && !st->kept_oom) { /* contract 6c: the row's bins, for the choice */
+    if (st->n_kept == st->cap_kept) {
+      uint64_t cap = st->cap_kept ? st->cap_kept * 2 : 256;
+      uint16_t *k = cap <= SIZE_MAX / sizeof *k / (st->n_features + 1)
+                        ? realloc(st->kept, (size_t)cap * (st->n_features + 1) * sizeof *k)
+                        : NULL;
+      if (k) {
+        st->kept = k;
+        st->cap_kept = cap;
+      } else {
+        st->kept_oom = 1;
+      }
+    }
+    if (!st->kept_oom) keep = st->kept + (size_t)st->n_kept++ * (st->n_features + 1);
+  }
   st->counts[cls]++;
-  for (uint32_t f = 0; f < st->n_features; f++)
-    st->counts[st->offset[f] + (size_t)cls * st->n_bins[f] + nb_bin(st, f, x[f])]++;
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    uint32_t b = nb_bin(st, f, x[f]); /* < 65536: at most 1024 bins or RDT_MAX_VALUES + 1 codes */
+    st->counts[st->offset[f] + (size_t)cls * st->n_bins[f] + b]++;
+    if (keep) keep[f] = (uint16_t)b;
+  }
+  if (keep) keep[st->n_features] = (uint16_t)cls; /* < RDT_MAX_CLASSES */
 }
 
 /* Same options and schema: same shape and shares. */
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
   if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
       a->is_private != b->is_private || a->derived != b->derived || a->eps_class.num != b->eps_class.num ||
-      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt)
+      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt ||
+      a->chosen != b->chosen || a->eps_readout.num != b->eps_readout.num)
     return 0;
   for (uint32_t f = 0; f < a->n_features; f++)
     if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
@@ -304,6 +372,24 @@ static int nb_merge(void *into, const void *from) {
   const nb_state *b = from;
   if (a->released || b->released || !nb_same_shape(a, b)) return 0;
   for (size_t i = 0; i < a->n_counts; i++) a->counts[i] = rdt_learn_add_sat(a->counts[i], b->counts[i]);
+  if (!a->chosen) return 1;
+  /* contract 6c: b's kept rows too */
+  size_t w = a->n_features + 1;
+  if (b->kept_oom || a->kept_oom || b->n_kept > (SIZE_MAX / sizeof *a->kept / w) - a->n_kept) {
+    a->kept_oom = 1;
+    return 0;
+  }
+  if (a->n_kept + b->n_kept > a->cap_kept) {
+    uint16_t *k = realloc(a->kept, (size_t)(a->n_kept + b->n_kept) * w * sizeof *k);
+    if (!k) {
+      a->kept_oom = 1;
+      return 0;
+    }
+    a->kept = k;
+    a->cap_kept = a->n_kept + b->n_kept;
+  }
+  if (b->n_kept) memcpy(a->kept + (size_t)a->n_kept * w, b->kept, (size_t)b->n_kept * w * sizeof *a->kept);
+  a->n_kept += b->n_kept;
   return 1;
 }
 
@@ -376,6 +462,52 @@ static void nb_coarsen(nb_state *st, uint32_t bins) {
   st->bins = bins;
 }
 
+/* The class a released readout predicts for a kept row (contract 6c):
+** `table` is logp ("bayes") or w ("moments"), both in the counters' layout;
+** the largest score wins, the first on a tie (softmax keeps the order). */
+static uint32_t nb_kept_class(const nb_state *st, const double *table, const uint16_t *row) {
+  uint32_t m = st->fine ? st->fine / st->bins : 1, best = 0;
+  double top = 0;
+  for (uint32_t k = 0; k < st->n_classes; k++) {
+    double z = table[k];
+    for (uint32_t f = 0; f < st->n_features; f++) {
+      uint32_t b = row[f];
+      if (st->fine && st->features[f].type == RDT_FEATURE_NUMERIC) b /= m; /* fine bin -> released bin */
+      z += table[st->offset[f] + (size_t)k * st->n_bins[f] + b];
+    }
+    if (k == 0 || z > top) {
+      top = z;
+      best = k;
+    }
+  }
+  return best;
+}
+
+long rdt_nb_choose_readout(const int64_t correct[2], int is_private, rdt_eps eps, rdt_rng *rng) {
+  if (!is_private) return correct[1] > correct[0];
+  size_t order[2];
+  return rdt_permute_and_flip(rng, correct, 2, eps, 1, 1, order);
+}
+
+/* Contract 6c: each readout's correct predictions over the kept rows, and
+** permute-and-flip between them (exact comparison without noise); the kept
+** rows are wiped whatever happens. */
+static int nb_choose_readout(nb_state *st, rdt_rng *noise) {
+  int64_t correct[2] = {0, 0};
+  size_t w = st->n_features + 1;
+  for (uint64_t i = 0; i < st->n_kept; i++) {
+    const uint16_t *row = st->kept + (size_t)i * w;
+    correct[0] += nb_kept_class(st, st->logp, row) == row[st->n_features];
+    correct[1] += nb_kept_class(st, st->w, row) == row[st->n_features];
+  }
+  nb_wipe_kept(st);
+  long pick = rdt_nb_choose_readout(correct, st->is_private, st->eps_readout, noise);
+  sodium_memzero(correct, sizeof correct);
+  if (pick < 0) return 0;
+  st->readout = pick == 1 ? NB_READOUT_MOMENTS : NB_READOUT_BAYES;
+  return 1;
+}
+
 static int nb_finish(void *p, rdt_rng *noise) {
   nb_state *st = p;
   if (st->released) return 0;
@@ -384,7 +516,10 @@ static int nb_finish(void *p, rdt_rng *noise) {
     /* Everything that can fail comes before the first draw (contract 4). */
     if ((!st->derived || st->fine) && !rdt_laplace_params(st->eps_class, 1, &cs, &ct)) return 0;
     if (st->n_features && !rdt_laplace_params(st->eps_tables, st->n_features, &ts, &tt)) return 0;
+    uint64_t rs, rt; /* contract 6c's choice: its coins' parameters */
+    if (st->chosen && !rdt_laplace_params(st->eps_readout, 1, &rs, &rt)) return 0;
   }
+  if (st->chosen && st->kept_oom) return 0; /* contract 6c: fail closed, nothing drawn */
   st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
   if (!st->logp) return 0;
   uint32_t C = st->n_classes;
@@ -424,10 +559,11 @@ static int nb_finish(void *p, rdt_rng *noise) {
     if (!st->w || !rdt_moment_fit(C, st->n_features, st->n_bins, st->offset, st->counts, ridge, noise, st->w)) {
       free(st->w);
       st->w = NULL;
-      if (st->readout_opt == NB_READOUT_MOMENTS) return 0; /* memory (the size was checked at start) */
+      if (st->readout_opt != NB_READOUT_BOTH) return 0; /* memory (the size was checked at start) */
     }
     if (st->readout_opt == NB_READOUT_MOMENTS) st->readout = NB_READOUT_MOMENTS;
   }
+  if (st->chosen) return nb_choose_readout(st, noise);
   return 1;
 }
 
@@ -438,6 +574,10 @@ static void nb_encode(const void *p, rdt_bytes *out) {
     return;
   }
   int moments = st->readout == NB_READOUT_MOMENTS && st->w;
+  if (st->chosen) { /* contract 6c */
+    rdt_bytes_u32(out, NB_VERSION_CHOSEN);
+    rdt_bytes_u64(out, st->eps_readout.num);
+  }
   rdt_bytes_u32(out, moments ? (st->fine ? NB_VERSION_AUTO_MOMENTS : NB_VERSION_MOMENTS)
                              : (st->fine ? NB_VERSION_AUTO : NB_VERSION));
   rdt_bytes_u32(out, st->bins);
@@ -452,8 +592,9 @@ static void nb_encode(const void *p, rdt_bytes *out) {
     for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_f64(out, st->w[i]);
 }
 
-static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
-  uint32_t version = rdt_read_u32(in), bins = rdt_read_u32(in);
+/* A payload of versions 1 to 4 (version already read) for the budget in c. */
+static nb_state *nb_decode_payload(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c, uint32_t version) {
+  uint32_t bins = rdt_read_u32(in);
   int moments = version == NB_VERSION_MOMENTS || version == NB_VERSION_AUTO_MOMENTS;
   if (version == NB_VERSION_MOMENTS) version = NB_VERSION;
   if (version == NB_VERSION_AUTO_MOMENTS) version = NB_VERSION_AUTO;
@@ -518,6 +659,28 @@ static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_comm
   return st;
 }
 
+static void *nb_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_common *c) {
+  uint32_t version = rdt_read_u32(in);
+  if (version != NB_VERSION_CHOSEN) return nb_decode_payload(in, s, c, version);
+  /* contract 6c: the choice's share, then the payload for the rest */
+  rdt_eps er = {rdt_read_u64(in)};
+  uint32_t inner = rdt_read_u32(in);
+  if (in->bad || inner == NB_VERSION_CHOSEN ||
+      !(c->is_private ? er.num > 0 && er.num == c->eps.num / NB_READOUT_SHARE : er.num == 0)) {
+    in->bad = 1;
+    return NULL;
+  }
+  rdt_learn_common cc = *c;
+  cc.eps.num -= er.num;
+  nb_state *st = nb_decode_payload(in, s, &cc, inner);
+  sodium_memzero(&cc, sizeof cc);
+  if (!st) return NULL;
+  st->chosen = 1;
+  st->readout_opt = NB_READOUT_AUTO;
+  st->eps_readout = er;
+  return st;
+}
+
 static void nb_predict(const void *p, const double *x, double *out) {
   const nb_state *st = p;
   uint32_t C = st->n_classes;
@@ -573,6 +736,15 @@ static void nb_describe(const void *p, rdt_bytes *json) {
                            ? "\"readout\":\"moments: additive softmax scores fitted to the released tables "
                              "(post-processing)\","
                            : "\"readout\":\"bayes\",");
+  if (st->chosen) { /* contract 6c */
+    char e[40] = "null";
+    if (st->is_private) snprintf(e, sizeof e, "%.17g", rdt_eps_to_double(st->eps_readout));
+    snprintf(buf, sizeof buf,
+             "\"readout_rule\":\"auto: %s between the two readouts' correct predictions on the training rows\","
+             "\"epsilon_readout\":%s,",
+             st->is_private ? "permute-and-flip with epsilon_readout (sensitivity 1, monotone)" : "the larger count", e);
+    rdt_bytes_text(json, buf);
+  }
 }
 
 /* Contract 6b: the readouts a released state offers, and the choice. */

@@ -14,4 +14,10 @@
 
 extern const rdt_learner rdt_learner_naive_bayes;
 
+/* Contract 6c of naive_bayes.c: the readout (0 "bayes", 1 "moments") chosen
+** from their correct predictions on the training rows, by permute-and-flip
+** with eps (sensitivity 1, monotone) when private, else the larger count
+** ("bayes" on a tie); -1 when the coins cannot be set up. */
+long rdt_nb_choose_readout(const int64_t correct[2], int is_private, rdt_eps eps, rdt_rng *rng);
+
 #endif
