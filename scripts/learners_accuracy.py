@@ -169,7 +169,7 @@ def main():
     emit(f"`{args.algorithm}` {json.dumps(extra) if extra else ''} at ε = {args.eps:g}: stratified 80/20 "
          f"splits, seeds 1..{args.runs}, bounds and categories from the whole file; mean ± sd over the runs. "
          "Classification: test accuracy; regression (target scaled to [0, 1]): test MSE.\n")
-    targets = args.eps == 1 and not extra  # the issue's targets are for the defaults at epsilon 1
+    targets = args.algorithm == "auto" and args.eps == 1 and not extra  # the issue's targets: auto's defaults at epsilon 1
     emit(f"| data set (n, d, classes) | majority / mean | constant ε = {args.eps:g} | "
          f"{args.algorithm} ε = {args.eps:g} | {args.algorithm} non-private | seconds | model (runs) |"
          + (" issue 20's target |" if targets else ""))
