@@ -1,8 +1,9 @@
 /*
 ** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
 ** table, so that the SQLite binding asks a forest's kind what it needs
-** (its names, whether it buffers or reads public rows, how it releases)
-** instead of switching on the algorithm enum. No SQLite.
+** (its names, whether it buffers or reads public rows, how it releases, its
+** part of the JSON codec) instead of switching on the algorithm enum. No
+** SQLite.
 **
 ** Contract:
 **   1. Every rdt_algorithm value has exactly one kind; rdt_forest_kind_of()
@@ -17,11 +18,24 @@
 **   3. plan() and build() run before any private row: plan() completes the
 **      configuration from public facts (RDT#: depth and trees from the
 **      public rows), build() draws what depends on them.
+**   4. The JSON hooks (forest_json.c calls them) write and read only the
+**      kind's own members, in the places rdt_export has always put them
+**      (sql/model-format.md): export_privacy the members that follow
+**      "epsilon_den" in "privacy" (a private model only), export_layout
+**      everything from "layout" (or "nodes") to the last member before
+**      "voting_trees". Import hooks record the first error in their reader
+**      and leave whatever they allocated in f, which rdt_forest_free frees.
+**   5. rdt_forest_kind_held() is the kind whose parts a forest holds: the
+**      algorithm's kind for every model built here or decoded from an honest
+**      BLOB. A hostile BLOB may name RDT# while holding binary trees (the
+**      decoder accepts the shape); it is then written as the binary trees
+**      it holds, never through a kind whose state is absent.
 */
 #ifndef RDT_FOREST_KIND_H
 #define RDT_FOREST_KIND_H
 
 #include "forest.h"
+#include "json_io.h"
 
 /* What a release may read besides the forest's counters. */
 typedef struct rdt_forest_input {
@@ -54,9 +68,17 @@ typedef struct rdt_forest_kind {
   int (*release)(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise); /* contract 2 */
   /* The ε one tree's release accounts for (inspection); NULL: ε / trees. */
   double (*tree_epsilon)(const rdt_config *c);
+  /* Contract 4 (NULL: no members of its own; no layout: binary trees). */
+  void (*export_privacy)(const rdt_forest *f, rdt_bytes *out);
+  int (*import_privacy)(rdt_json_reader *r, const rdt_json *privacy, rdt_config *c);
+  void (*export_layout)(const rdt_forest *f, rdt_bytes *out);
+  /* "layout": "multiway" (NULL: a kind without one refuses it). */
+  int (*import_layout)(rdt_json_reader *r, const rdt_json *root, rdt_forest *f);
 } rdt_forest_kind;
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm);
+/* Contract 5: the kind whose codec fits what f holds. */
+const rdt_forest_kind *rdt_forest_kind_held(const rdt_forest *f);
 /* Wipes every counter of f in place, whatever its kind: the leaves' counts
 ** and a matrix forest's tables (exact or released; the private part of a
 ** training state). */
