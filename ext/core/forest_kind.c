@@ -62,7 +62,7 @@ static int sharp_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noi
   return rdt_sharp_release(f, in->pub, in->n_pub, noise);
 }
 
-/* ---- the JSON codec's parts (contract 4) ------------------------------------ */
+/* ---- the JSON codec's and rdt_info's parts (contracts 4, 5) ---------------- */
 
 /* DiPriMe: the two sub-budgets its queries and leaves spend. */
 static void diprime_export_privacy(const rdt_forest *f, rdt_bytes *out) {
@@ -350,18 +350,166 @@ static int sharp_import_layout(rdt_json_reader *r, const rdt_json *root, rdt_for
   return 1;
 }
 
+/* rdt_info: complete binary trees' size (RDT, DiPriMe). */
+static void binary_structure(const rdt_forest *f, rdt_bytes *o) {
+  rdt_json_putf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", f->config.trees, f->config.depth, f->n_leaves);
+}
+
+static void rdt_describe(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *o, rdt_info_real real) {
+  const rdt_config *c = &f->config;
+  (void)real;
+  switch (part) {
+    case RDT_FOREST_INFO_MECHANISM:
+      rdt_bytes_text(o, "\"mechanism\":\"discrete Laplace noise of scale trees/epsilon on every leaf class counter "
+                        "(L1 sensitivity 1 per tree)\",");
+      break;
+    case RDT_FOREST_INFO_PARAMETERS: break;
+    case RDT_FOREST_INFO_STRUCTURE: binary_structure(f, o); break;
+    case RDT_FOREST_INFO_SPLITS:
+      rdt_json_putf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",", c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
+                    c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
+      break;
+  }
+}
+
+static void diprime_describe(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *o, rdt_info_real real) {
+  const rdt_config *c = &f->config;
+  int regression = c->task == RDT_TASK_REGRESSION;
+  switch (part) {
+    case RDT_FOREST_INFO_MECHANISM: {
+      double q = rdt_eps_to_double(c->eps_query), leaf = rdt_eps_to_double(c->eps_leaf);
+      rdt_json_putf(o, "\"mechanism\":\"DiPriMe: per node, %u private medians or balanced subsets and one "
+                       "permute-and-flip selection of eps ",
+                    c->candidates < f->schema.n_features ? c->candidates : f->schema.n_features);
+      real(o, q);
+      rdt_json_putf(o, " each (sequential), levels sequential, nodes of a level parallel; leaves: discrete Laplace %s "
+                       "with eps ",
+                    regression ? "on the count and on the integerised sum, each" : "on every class counter");
+      real(o, regression ? leaf / 2 : leaf);
+      rdt_json_putf(o, "; trees %s; grown on a uniform sample of at most max_rows rows, which one row changes by one "
+                       "row in and one out, so epsilon is twice what these queries spend\",\"epsilon_per_query\":",
+                    c->partition ? "on disjoint random parts of the rows (parallel)" : "on all rows (sequential)");
+      real(o, q);
+      rdt_bytes_text(o, ",\"epsilon_leaves\":");
+      real(o, leaf);
+      rdt_json_put_char(o, ',');
+      break;
+    }
+    case RDT_FOREST_INFO_PARAMETERS:
+      rdt_bytes_text(o, "\"rho\":");
+      real(o, c->rho);
+      rdt_json_putf(o, ",\"candidates\":%u,\"partition\":%s,", c->candidates, c->partition ? "true" : "false");
+      break;
+    case RDT_FOREST_INFO_STRUCTURE: binary_structure(f, o); break;
+    case RDT_FOREST_INFO_SPLITS: break;
+  }
+}
+
+static void matrix_describe(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *o, rdt_info_real real) {
+  const rdt_config *c = &f->config;
+  const rdt_matrix *m = f->matrix;
+  switch (part) {
+    case RDT_FOREST_INFO_MECHANISM:
+      if (m->strategy == RDT_STRATEGY_LEAF)
+        rdt_json_putf(o, "\"mechanism\":\"matrix forest, leaf strategy: discrete Laplace noise of scale %s/epsilon on "
+                         "every leaf class counter (L1 sensitivity %s)\",",
+                      c->partition ? "1" : "trees", c->partition ? "1: every row counted in one random tree" : "1 per tree");
+      else
+        rdt_json_putf(o, "\"mechanism\":\"matrix forest, %s strategy: discrete Laplace noise of scale 1/epsilon_t on "
+                         "every cell class counter of %u contingency table%s (L1 sensitivity 1 each, epsilon_t adding "
+                         "up to epsilon); every leaf counter is the sum of its cells\",",
+                      rdt_strategy_name(m->strategy), m->n_tables, m->n_tables == 1 ? "" : "s");
+      break;
+    case RDT_FOREST_INFO_PARAMETERS: break;
+    case RDT_FOREST_INFO_STRUCTURE:
+      rdt_json_putf(o, "\"noise\":\"matrix\",\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,", c->trees,
+                    c->depth, (unsigned long long)rdt_forest_total_leaves(f));
+      rdt_json_putf(o, "\"matrix\":{\"bins\":%u,\"strategy\":\"%s\",\"partition\":%s,", c->bins,
+                    rdt_strategy_name(m->strategy), c->partition ? "true" : "false");
+      if (c->is_private) {
+        rdt_bytes_text(o, "\"expected_leaf_variance\":");
+        real(o, m->expected_variance);
+        rdt_json_put_char(o, ',');
+      } else {
+        rdt_bytes_text(o, "\"expected_leaf_variance\":0,");
+      }
+      /* Every candidate's expected error in units of 2/epsilon^2 (matrix.h):
+      ** what the choice was made from. */
+      rdt_bytes_text(o, "\"expected_error\":{");
+      for (uint32_t k = 1; k <= RDT_N_STRATEGIES; k++) {
+        rdt_json_putf(o, "%s\"%s\":", k > 1 ? "," : "", rdt_strategy_name(k));
+        if (isfinite(m->factor[k - 1])) real(o, m->factor[k - 1]);
+        else rdt_bytes_text(o, "null");
+      }
+      rdt_bytes_text(o, "},\"tables\":[");
+      for (uint32_t g = 0; g < m->n_tables; g++) {
+        const rdt_mtable *tb = &m->tables[g];
+        rdt_bytes_text(o, g ? ",{\"epsilon\":" : "{\"epsilon\":");
+        real(o, rdt_eps_to_double(tb->eps));
+        rdt_bytes_text(o, ",\"attributes\":[");
+        for (uint32_t i = 0; i < tb->n_attrs; i++) {
+          if (i) rdt_json_put_char(o, ',');
+          const char *nm = f->schema.features[tb->attrs[i]].name;
+          rdt_json_put_string(o, nm, strlen(nm));
+        }
+        rdt_bytes_text(o, "]}");
+      }
+      rdt_bytes_text(o, "]},");
+      break;
+    case RDT_FOREST_INFO_SPLITS: break;
+  }
+}
+
+static void sharp_describe(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *o, rdt_info_real real) {
+  const rdt_config *c = &f->config;
+  const rdt_sharp *sh = f->sharp;
+  (void)real;
+  switch (part) {
+    case RDT_FOREST_INFO_MECHANISM:
+      rdt_json_putf(o, "\"mechanism\":\"RDT#: discrete Laplace noise of scale %u/epsilon on every class counter of every "
+                       "centre of the %u primary trees (L1 sensitivity 1 per tree); the %u secondary trees count public "
+                       "rows labelled by the primary trees (post-processing)\",",
+                    c->primary_trees, c->primary_trees, c->trees - c->primary_trees);
+      break;
+    case RDT_FOREST_INFO_PARAMETERS: break;
+    case RDT_FOREST_INFO_STRUCTURE: {
+      rdt_json_putf(o, "\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,", c->trees, c->depth,
+                    (unsigned long long)rdt_matrix_leaves(f));
+      uint64_t centres = 0;
+      for (uint64_t k = 0; k < rdt_sharp_slots(f); k++) centres += !isnan(sh->centres[k * f->schema.n_features]);
+      rdt_json_putf(o, "\"rdt#\":{\"primary_trees\":%u,\"secondary_trees\":%u,\"cells\":%u,\"bins\":%u,"
+                       "\"public_rows\":%llu,\"centres\":%llu},",
+                    c->primary_trees, c->trees - c->primary_trees, c->cells, c->bins,
+                    (unsigned long long)sh->public_rows, (unsigned long long)centres);
+      rdt_bytes_text(o, "\"public_tables\":[");
+      for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
+        if (at) rdt_json_put_char(o, ',');
+        rdt_json_put_string(o, c->public_tables + at, strlen(c->public_tables + at));
+      }
+      rdt_bytes_text(o, f->format_minor >= 1 ? "]," : "],\"public_tables_recorded\":false,");
+      rdt_bytes_text(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored verbatim; "
+                        "publish this model only if those rows really are public\",");
+      break;
+    }
+    case RDT_FOREST_INFO_SPLITS: break;
+  }
+}
+
+#define ROW "add/remove one row"
+
 static const rdt_forest_kind kinds[] = {
     {.algorithm = RDT_ALGO_RDT, .name = "rdt", .option = "rdt", .note = "rdt", .batch_prediction = 1,
-     .release = rdt_release},
+     .release = rdt_release, .neighbouring = ROW, .describe = rdt_describe},
     {.algorithm = RDT_ALGO_DIPRIME, .name = "diprime", .option = "diprime", .note = "diprime", .buffers_rows = 1,
-     .check = diprime_check, .release = diprime_release, .tree_epsilon = diprime_tree_epsilon,
-     .export_privacy = diprime_export_privacy, .import_privacy = diprime_import_privacy},
+     .check = diprime_check, .release = diprime_release, .tree_epsilon = diprime_tree_epsilon, .neighbouring = ROW,
+     .export_privacy = diprime_export_privacy, .import_privacy = diprime_import_privacy, .describe = diprime_describe},
     {.algorithm = RDT_ALGO_MATRIX, .name = "matrix", .option = "rdt", .noise = "matrix", .note = "rdt, matrix noise",
-     .multiway = 1, .batch_prediction = 1, .release = matrix_release,
-     .export_layout = matrix_export_layout, .import_layout = matrix_import_layout},
+     .multiway = 1, .batch_prediction = 1, .release = matrix_release, .neighbouring = ROW,
+     .export_layout = matrix_export_layout, .import_layout = matrix_import_layout, .describe = matrix_describe},
     {.algorithm = RDT_ALGO_SHARP, .name = "rdt#", .option = "rdt#", .note = "rdt#", .multiway = 1,
      .reads_public_rows = 1, .plan = sharp_plan, .build = sharp_build, .release = sharp_release,
-     .export_layout = sharp_export_layout, .import_layout = sharp_import_layout},
+     .neighbouring = "add/remove one private (labeled) row", .export_layout = sharp_export_layout,
+     .import_layout = sharp_import_layout, .describe = sharp_describe},
 };
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm) {
@@ -378,9 +526,9 @@ void rdt_forest_wipe_counters(rdt_forest *f) {
   if (mx && mx->exact_cells) sodium_memzero(mx->exact_cells, (size_t)mx->exact.cells * slots * sizeof *mx->exact_cells);
 }
 
-/* Contract 5. A decoded forest holds f->sharp exactly for RDT# trees, and
+/* Contract 6. A decoded forest holds f->sharp exactly for RDT# trees, and
 ** f->matrix for matrix or RDT# trees (model.c); a kind is chosen by what it
-** holds, as rdt_export always did. */
+** holds, as rdt_export and rdt_info always did. */
 const rdt_forest_kind *rdt_forest_kind_held(const rdt_forest *f) {
   if (f->sharp) return rdt_forest_kind_of(RDT_ALGO_SHARP);
   if (f->matrix) return rdt_forest_kind_of(RDT_ALGO_MATRIX);
