@@ -354,6 +354,10 @@ static int import_forest(rdt_json_reader *r, const rdt_json *root, rdt_forest *f
     if (!kind->import_layout(r, root, f)) return 0;
   } else if (!import_binary(r, root, f)) {
     return 0;
+  } else if (kind->import_layout) {
+    /* Binary trees under a multiway kind's name would reach the encoder
+    ** without the kind's state (it reads f->matrix). */
+    return rdt_json_bad(r, "\"algorithm\" \"matrix\" and \"rdt#\" need \"layout\": \"multiway\"");
   }
   return import_signature(r, root, f);
 }

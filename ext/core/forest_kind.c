@@ -140,7 +140,10 @@ static int multiway_import(rdt_json_reader *r, const rdt_json *root, rdt_forest 
     n_nodes += nodes->items[t]->n;
     n_slot += leaves->items[t]->n;
   }
-  if (n_nodes > UINT32_MAX / 2 || n_slot > RDT_MAX_COUNTERS / slots) return rdt_json_bad(r, "the model is too large");
+  /* No slot per leaf (a classifier without classes) counts as no room, as
+  ** rdt_forest_counters() says for binary trees; and no division by 0. */
+  if (slots == 0 || n_nodes > UINT32_MAX / 2 || n_slot > RDT_MAX_COUNTERS / slots)
+    return rdt_json_bad(r, "the model is too large");
   m->node_start = malloc((c->trees + 1) * sizeof *m->node_start);
   m->leaf_start = malloc((c->trees + 1) * sizeof *m->leaf_start);
   m->nodes = malloc((size_t)(n_nodes ? n_nodes : 1) * sizeof *m->nodes);
