@@ -1,5 +1,7 @@
 /*
-** forest_kind.c - the table of forest algorithms (forest_kind.h).
+** forest_kind.c - the table of forest algorithms (forest_kind.h): each
+** kind's training hooks, its part of the JSON codec (forest_json.c calls
+** them) and its rdt_info description.
 */
 #include "forest_kind.h"
 
@@ -514,6 +516,8 @@ static const rdt_forest_kind kinds[] = {
      .neighbouring = "add/remove one private (labeled) row", .export_layout = sharp_export_layout,
      .import_layout = sharp_import_layout, .describe = sharp_describe},
 };
+
+#undef ROW
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm) {
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
