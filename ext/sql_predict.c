@@ -9,11 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/forest_kind.h"
 #include "core/bounds.h"
-#include "core/matrix.h"
+#include "core/forest_kind.h"
 #include "core/model.h"
-#include "core/sharp.h"
 #include "core/sign.h"
 #include "rdt_sql.h"
 
@@ -271,6 +269,22 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   finish_info(ctx, o, h, c->is_private, c->seeded, stated, m->is_signed ? m->public_key : NULL, m->note);
 }
 
+/* rdt_info's numbers: SQLite's %!.17g, as every other number of the document. */
+static void info_real(rdt_bytes *out, double x) {
+  char buf[64];
+  sqlite3_snprintf((int)sizeof buf, buf, "%!.17g", x);
+  rdt_bytes_text(out, buf);
+}
+
+/* One part of a forest's rdt_info that its kind writes (forest_kind.h),
+** through the scratch d; d->oom stays set once memory ran out. */
+static void info_part(sqlite3_str *o, const rdt_forest *f, const rdt_forest_kind *kind, rdt_forest_info_part part,
+                      rdt_bytes *d) {
+  d->n = 0;
+  kind->describe(f, part, d, info_real);
+  if (!d->oom && d->n) sqlite3_str_append(o, (const char *)d->p, (int)d->n);
+}
+
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_info");
@@ -286,69 +300,27 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                       RDT_FORMAT_MAJOR, f->format_minor, RDT_VERSION_STRING);
   sqlite3_str_appendall(o, "\"model_id\":\"");
   for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
-  int diprime = c->algorithm == RDT_ALGO_DIPRIME, regression = c->task == RDT_TASK_REGRESSION;
+  int regression = c->task == RDT_TASK_REGRESSION;
+  const rdt_forest_kind *kind = rdt_forest_kind_held(f); /* its mechanism, parameters and layout */
   sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", rdt_forest_kind_of(c->algorithm)->option,
                       regression ? "regression" : "classification");
   /* With unit facts, "epsilon" is the whole release's and the mechanism
   ** below spends epsilon_division.model_per_row per row (unit.h). */
   rdt_eps stated = stated_epsilon(&c->unit, c->eps);
-  const char *one_row = neighbouring(&c->unit, "add/remove one row");
-  if (c->is_private && diprime) {
-    double q = rdt_eps_to_double(c->eps_query), leaf = rdt_eps_to_double(c->eps_leaf);
+  rdt_bytes d = {0};
+  if (c->is_private) {
     sqlite3_str_appendf(o,
                         "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"%s\",\"mechanism\":\"DiPriMe: per node, %u private "
-                        "medians or balanced subsets and one permute-and-flip selection of eps %!.17g each "
-                        "(sequential), levels sequential, nodes of a level parallel; leaves: discrete Laplace %s "
-                        "with eps %!.17g; trees %s; grown on a uniform sample of at most max_rows rows, which one row changes "
-                        "by one row in and one out, so epsilon is twice what these queries spend\",\"epsilon_per_query\":%!.17g,"
-                        "\"epsilon_leaves\":%!.17g,",
-                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row,
-                        c->candidates < f->schema.n_features ? c->candidates : f->schema.n_features, q,
-                        regression ? "on the count and on the integerised sum, each" : "on every class counter",
-                        regression ? leaf / 2 : leaf,
-                        c->partition ? "on disjoint random parts of the rows (parallel)" : "on all rows (sequential)",
-                        q, leaf);
-  } else if (c->is_private && f->sharp) {
-    sqlite3_str_appendf(o,
-                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"%s\",\"mechanism\":\"RDT#: discrete "
-                        "Laplace noise of scale %u/epsilon on every class counter of every centre of the %u primary "
-                        "trees (L1 sensitivity 1 per tree); the %u secondary trees count public rows labelled by "
-                        "the primary trees (post-processing)\",",
+                        "\"neighbouring\":\"%s\",",
                         rdt_eps_to_double(stated), (unsigned long long)stated.num,
-                        neighbouring(&c->unit, "add/remove one private (labeled) row"), c->primary_trees,
-                        c->primary_trees, c->trees - c->primary_trees);
-  } else if (c->is_private && f->matrix) {
-    const rdt_matrix *m = f->matrix;
-    sqlite3_str_appendf(o,
-                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"%s\",\"mechanism\":\"",
-                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row);
-    if (m->strategy == RDT_STRATEGY_LEAF)
-      sqlite3_str_appendf(o, "matrix forest, leaf strategy: discrete Laplace noise of scale %s/epsilon on every "
-                             "leaf class counter (L1 sensitivity %s)\",",
-                          c->partition ? "1" : "trees",
-                          c->partition ? "1: every row counted in one random tree" : "1 per tree");
-    else
-      sqlite3_str_appendf(o, "matrix forest, %s strategy: discrete Laplace noise of scale 1/epsilon_t on every "
-                             "cell class counter of %u contingency table%s (L1 sensitivity 1 each, epsilon_t adding "
-                             "up to epsilon); every leaf counter is the sum of its cells\",",
-                          rdt_strategy_name(m->strategy), m->n_tables, m->n_tables == 1 ? "" : "s");
-  } else if (c->is_private) {
-    sqlite3_str_appendf(o,
-                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
-                        "\"neighbouring\":\"%s\",\"mechanism\":\"discrete Laplace noise "
-                        "of scale trees/epsilon on every leaf class counter (L1 sensitivity 1 per tree)\",",
-                        rdt_eps_to_double(stated), (unsigned long long)stated.num, one_row);
+                        neighbouring(&c->unit, kind->neighbouring));
+    info_part(o, f, kind, RDT_FOREST_INFO_MECHANISM, &d);
   } else {
     sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,"
                              "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"none: exact counts\",");
   }
   unit_info(o, &c->unit, c->eps, &f->schema);
-  if (diprime)
-    sqlite3_str_appendf(o, "\"rho\":%!.17g,\"candidates\":%u,\"partition\":%s,", c->rho, c->candidates,
-                        c->partition ? "true" : "false");
+  info_part(o, f, kind, RDT_FOREST_INFO_PARAMETERS, &d);
   if (c->auto_depth) {
     sqlite3_str_appendf(o, "\"depth_from\":\"%s\",\"row_count\":%lld,", c->is_private ? "noisy row count" : "row count",
                         (long long)c->noisy_rows);
@@ -358,62 +330,18 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (regression)
     sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
-  if (f->sharp) {
-    const rdt_sharp *sh = f->sharp;
-    sqlite3_str_appendf(o, "\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
-                        c->trees, c->depth, (unsigned long long)rdt_matrix_leaves(f));
-    uint64_t centres = 0;
-    for (uint64_t k = 0; k < rdt_sharp_slots(f); k++) centres += !isnan(sh->centres[k * f->schema.n_features]);
-    sqlite3_str_appendf(o, "\"rdt#\":{\"primary_trees\":%u,\"secondary_trees\":%u,\"cells\":%u,\"bins\":%u,"
-                           "\"public_rows\":%llu,\"centres\":%llu},",
-                        c->primary_trees, c->trees - c->primary_trees, c->cells, c->bins,
-                        (unsigned long long)sh->public_rows, (unsigned long long)centres);
-    sqlite3_str_appendall(o, "\"public_tables\":[");
-    for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
-      if (at) sqlite3_str_appendchar(o, 1, ',');
-      rdt_sql_json_string(o, c->public_tables + at, strlen(c->public_tables + at));
-    }
-    sqlite3_str_appendall(o, f->format_minor >= 1 ? "]," : "],\"public_tables_recorded\":false,");
-    sqlite3_str_appendall(o, "\"contains_public_rows\":\"YES: the centres are rows of public_query, stored "
-                             "verbatim; publish this model only if those rows really are public\",");
-  } else if (f->matrix) {
-    const rdt_matrix *m = f->matrix;
-    sqlite3_str_appendf(o, "\"noise\":\"matrix\",\"layout\":\"multiway\",\"trees\":%u,\"depth\":%u,\"leaves\":%llu,",
-                        c->trees, c->depth, (unsigned long long)rdt_forest_total_leaves(f));
-    sqlite3_str_appendf(o, "\"matrix\":{\"bins\":%u,\"strategy\":\"%s\",\"partition\":%s,", c->bins,
-                        rdt_strategy_name(m->strategy), c->partition ? "true" : "false");
-    if (c->is_private) sqlite3_str_appendf(o, "\"expected_leaf_variance\":%!.17g,", m->expected_variance);
-    else sqlite3_str_appendall(o, "\"expected_leaf_variance\":0,");
-    /* Every candidate's expected error in units of 2/epsilon^2 (matrix.h):
-    ** what the choice was made from. */
-    sqlite3_str_appendall(o, "\"expected_error\":{");
-    for (uint32_t k = 1; k <= RDT_N_STRATEGIES; k++) {
-      sqlite3_str_appendf(o, "%s\"%s\":", k > 1 ? "," : "", rdt_strategy_name(k));
-      if (isfinite(m->factor[k - 1])) sqlite3_str_appendf(o, "%!.17g", m->factor[k - 1]);
-      else sqlite3_str_appendall(o, "null");
-    }
-    sqlite3_str_appendall(o, "},\"tables\":[");
-    for (uint32_t g = 0; g < m->n_tables; g++) {
-      const rdt_mtable *tb = &m->tables[g];
-      sqlite3_str_appendf(o, "%s{\"epsilon\":%!.17g,\"attributes\":[", g ? "," : "", rdt_eps_to_double(tb->eps));
-      for (uint32_t i = 0; i < tb->n_attrs; i++) {
-        if (i) sqlite3_str_appendchar(o, 1, ',');
-        const char *nm = f->schema.features[tb->attrs[i]].name;
-        rdt_sql_json_string(o, nm, strlen(nm));
-      }
-      sqlite3_str_appendall(o, "]}");
-    }
-    sqlite3_str_appendall(o, "]},");
-  } else {
-    sqlite3_str_appendf(o, "\"trees\":%u,\"depth\":%u,\"leaves_per_tree\":%u,", c->trees, c->depth, f->n_leaves);
-  }
+  info_part(o, f, kind, RDT_FOREST_INFO_STRUCTURE, &d);
   if (!regression) sqlite3_str_appendf(o, "\"vote\":\"%s\",", vote_name(c->vote));
   if (f->tree_kept) /* "keep_trees": chosen from the released counters, no eps (tree_selection.h) */
     sqlite3_str_appendf(o, "\"keep_trees\":%!.17g,\"voting_trees\":%u,", c->keep_trees, f->n_kept);
-  if (!diprime && !f->matrix)
-    sqlite3_str_appendf(o, "\"splits\":\"%s\",\"categorical\":\"%s\",",
-                        c->splits == RDT_SPLITS_GLOBAL ? "global" : "reachable",
-                        c->categorical == RDT_CATEGORICAL_ONE_VS_REST ? "one_vs_rest" : "subset");
+  info_part(o, f, kind, RDT_FOREST_INFO_SPLITS, &d);
+  int oom = d.oom;
+  rdt_bytes_free(&d);
+  if (oom) {
+    sqlite3_free(sqlite3_str_finish(o));
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   sqlite3_str_appendall(o, "\"classes\":");
   rdt_sql_json_classes(o, &f->schema);
   sqlite3_str_appendall(o, ",\"features\":");

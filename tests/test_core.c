@@ -15,6 +15,7 @@
 #include "core/batch.h"
 #include "core/bounds.h"
 #include "core/diprime.h"
+#include "core/forest_json.h"
 #include "core/json.h"
 #include "core/matrix.h"
 #include "core/median.h"
@@ -1458,6 +1459,73 @@ static void test_model(const char *golden_path) {
   rdt_rng_clear(&rng);
 }
 
+/* ---- forest JSON codec (forest_json.h) ----------------------------------- */
+
+/* The BLOB rdt_forest_json_import makes of text, or NULL with err. */
+static unsigned char *import_text(const char *text, size_t *n, char *err, size_t en) {
+  char jerr[128];
+  rdt_json *root = rdt_json_parse(text, strlen(text), jerr, sizeof jerr);
+  if (!root) {
+    snprintf(err, en, "not JSON: %s", jerr);
+    return NULL;
+  }
+  unsigned char *blob = rdt_forest_json_import(root, n, err, en);
+  rdt_json_free(root);
+  return blob;
+}
+
+static void test_forest_json(void) {
+  size_t size, n = 0;
+  char err[256];
+  unsigned char *blob = golden_model(&size);
+  rdt_forest f;
+  int ok = blob && rdt_model_decode(blob, size, &f, err, sizeof err);
+  check(ok, "forest json: the golden model decodes");
+  if (!ok) {
+    free(blob);
+    return;
+  }
+  rdt_bytes out = {0};
+  rdt_forest_json_export(&f, &out);
+  rdt_bytes_put(&out, "", 1); /* NUL-terminated, for the edits below */
+  rdt_forest_free(&f);
+  check(!out.oom, "forest json: export");
+  char *text = (char *)out.p;
+  unsigned char *back = text ? import_text(text, &n, err, sizeof err) : NULL;
+  check(back && n == size && memcmp(back, blob, size) == 0, "forest json: import of the export gives the BLOB back");
+  free(back);
+  /* Hostile documents are refused, never crash: binary trees named matrix
+  ** (the encoder would read a matrix that is not there). */
+  char *edited = text ? malloc(strlen(text) + 16) : NULL;
+  const char *at = text ? strstr(text, "\"algorithm\":\"rdt\"") : NULL;
+  if (edited && at) {
+    size_t k = (size_t)(at - text);
+    memcpy(edited, text, k);
+    strcpy(edited + k, "\"algorithm\":\"matrix\"");
+    strcat(edited, at + strlen("\"algorithm\":\"rdt\""));
+    back = import_text(edited, &n, err, sizeof err);
+    check(!back && strstr(err, "need \"layout\": \"multiway\"") != NULL,
+          "forest json: binary trees under the name matrix are refused");
+    free(back);
+  } else {
+    check(0, "forest json: binary trees under the name matrix are refused");
+  }
+  free(edited);
+  rdt_bytes_free(&out);
+  free(blob);
+  /* A multiway classifier without classes: no slot per leaf, no division by 0. */
+  back = import_text("{\"format\":\"rdt-model-json\",\"format_version\":1,\"model_id\":\"00000000000000000000000000000000\","
+                     "\"seeded\":false,\"privacy\":{\"private\":false,\"neighbouring\":\"add/remove one row\"},"
+                     "\"algorithm\":\"matrix\",\"task\":\"classification\",\"trees\":1,\"depth\":1,\"vote\":2,\"splits\":1,"
+                     "\"categorical\":1,\"auto_depth\":0,\"epsilon_count_num\":0,\"row_count\":0,\"candidates\":0,"
+                     "\"partition\":false,\"rho\":0.0,\"target\":{\"min\":0.0,\"max\":0.0},\"features\":[{\"name\":\"x\","
+                     "\"type\":\"numeric\",\"min\":0.0,\"max\":1.0}],\"classes\":[],\"layout\":\"multiway\",\"bins\":2,"
+                     "\"nodes\":[[[-1,0]]],\"leaves\":[[[]]],\"signature\":null}",
+                     &n, err, sizeof err);
+  check(!back && strcmp(err, "the model is too large") == 0, "forest json: a multiway classifier without classes is refused");
+  free(back);
+}
+
 static void test_sign(void) {
   size_t size, ssize;
   unsigned char *blob = golden_model(&size);
@@ -1910,6 +1978,7 @@ int main(int argc, char **argv) {
   test_tree_selection();
   test_train_worker();
   test_model(golden);
+  test_forest_json();
   test_sign();
   test_unit();
   printf("%d passed, %d failed\n", n_pass, n_fail);

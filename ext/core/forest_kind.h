@@ -1,8 +1,9 @@
 /*
 ** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
 ** table, so that the SQLite binding asks a forest's kind what it needs
-** (its names, whether it buffers or reads public rows, how it releases)
-** instead of switching on the algorithm enum. No SQLite.
+** (its names, whether it buffers or reads public rows, how it releases, its
+** part of the JSON codec and of rdt_info) instead of switching on the
+** algorithm enum. No SQLite.
 **
 ** Contract:
 **   1. Every rdt_algorithm value has exactly one kind; rdt_forest_kind_of()
@@ -17,11 +18,29 @@
 **   3. plan() and build() run before any private row: plan() completes the
 **      configuration from public facts (RDT#: depth and trees from the
 **      public rows), build() draws what depends on them.
+**   4. The JSON hooks (forest_json.c calls them) write and read only the
+**      kind's own members, in the places rdt_export has always put them
+**      (sql/model-format.md): export_privacy the members that follow
+**      "epsilon_den" in "privacy" (a private model only), export_layout
+**      everything from "layout" (or "nodes") to the last member before
+**      "voting_trees". Import hooks record the first error in their reader
+**      and leave whatever they allocated in f, which rdt_forest_free frees.
+**   5. describe() writes rdt_info members, each followed by a comma, for one
+**      part of the document (rdt_forest_info_part); numbers of rdt_info's
+**      own format go through `real`, the caller's, so that a kind's text
+**      and the rest of the document print numbers alike. It is
+**      post-processing of the released model.
+**   6. rdt_forest_kind_held() is the kind whose parts a forest holds: the
+**      algorithm's kind for every model built here or decoded from an honest
+**      BLOB. A hostile BLOB may name RDT# while holding binary trees (the
+**      decoder accepts the shape); it is then written and described as the
+**      binary trees it holds, never through a kind whose state is absent.
 */
 #ifndef RDT_FOREST_KIND_H
 #define RDT_FOREST_KIND_H
 
 #include "forest.h"
+#include "json_io.h"
 
 /* What a release may read besides the forest's counters. */
 typedef struct rdt_forest_input {
@@ -33,6 +52,17 @@ typedef struct rdt_forest_input {
   uint64_t n_pub;
   uint64_t public_n;        /* the public row count its rules use ("rows", else n_pub) */
 } rdt_forest_input;
+
+/* The parts of an rdt_info document a kind writes (contract 5), in order. */
+typedef enum {
+  RDT_FOREST_INFO_MECHANISM,  /* a private model, after "neighbouring": "mechanism" and the ε of its parts */
+  RDT_FOREST_INFO_PARAMETERS, /* after the privacy unit: the kind's own parameters */
+  RDT_FOREST_INFO_STRUCTURE,  /* after the target: the trees, their size and layout */
+  RDT_FOREST_INFO_SPLITS      /* after the vote and the voting trees: how binary trees split */
+} rdt_forest_info_part;
+
+/* A number in rdt_info's format (the caller's). */
+typedef void (*rdt_info_real)(rdt_bytes *out, double x);
 
 typedef struct rdt_forest_kind {
   rdt_algorithm algorithm;
@@ -54,9 +84,20 @@ typedef struct rdt_forest_kind {
   int (*release)(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise); /* contract 2 */
   /* The ε one tree's release accounts for (inspection); NULL: ε / trees. */
   double (*tree_epsilon)(const rdt_config *c);
+  /* rdt_info's neighbouring relation of a private model without a privacy unit. */
+  const char *neighbouring;
+  /* Contract 4 (NULL: no members of its own; no layout: binary trees). */
+  void (*export_privacy)(const rdt_forest *f, rdt_bytes *out);
+  int (*import_privacy)(rdt_json_reader *r, const rdt_json *privacy, rdt_config *c);
+  void (*export_layout)(const rdt_forest *f, rdt_bytes *out);
+  /* "layout": "multiway" (NULL: a kind without one refuses it). */
+  int (*import_layout)(rdt_json_reader *r, const rdt_json *root, rdt_forest *f);
+  void (*describe)(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *out, rdt_info_real real); /* contract 5 */
 } rdt_forest_kind;
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm);
+/* Contract 6: the kind whose codec and description fit what f holds. */
+const rdt_forest_kind *rdt_forest_kind_held(const rdt_forest *f);
 /* Wipes every counter of f in place, whatever its kind: the leaves' counts
 ** and a matrix forest's tables (exact or released; the private part of a
 ** training state). */

@@ -1,0 +1,42 @@
+/*
+** forest_json.h - the JSON codec of forest models (RDT, DiPriMe, matrix,
+** RDT#): rdt_export's document and rdt_import's way back to the same BLOB,
+** byte for byte. The layout is documented in sql/model-format.md. No SQLite:
+** the binding parses the text (json.h) and hands over the result.
+**
+** Contract:
+**   1. The export holds everything needed to predict without SQLite (schema,
+**      trees, released leaf values, privacy facts) and nothing the model does
+**      not hold: it is post-processing of a released model. Doubles are
+**      written with the fewest of 15 to 17 digits that read back exactly
+**      (json_io.h), subset masks and keys in hex, so that importing an
+**      export gives back the model's BLOB.
+**   2. The common members are written and read here; each kind's own members
+**      (DiPriMe's ε shares, the multiway layout with "matrix" or "rdt#") are
+**      reached through its entry in the kind table (forest_kind.h), never by
+**      naming an algorithm.
+**   3. Import trusts nothing: it builds a forest from the document, encodes
+**      it (model.h) and decodes the result, so everything an imported model
+**      claims is validated exactly as for a BLOB. It returns the BLOB, or
+**      NULL with a message in err; it never crashes on hostile documents it
+**      can hold in memory.
+*/
+#ifndef RDT_FOREST_JSON_H
+#define RDT_FOREST_JSON_H
+
+#include <stddef.h>
+
+#include "forest.h"
+#include "json.h"
+#include "learner.h"
+
+/* The "format" and "format_version" of every export, forest or learner. */
+#define RDT_EXPORT_FORMAT "rdt-model-json"
+#define RDT_EXPORT_VERSION 1
+
+/* Appends f's export to out; out->oom says whether memory ran out. */
+void rdt_forest_json_export(const rdt_forest *f, rdt_bytes *out);
+/* The BLOB (malloc'd, *n bytes) a forest export describes; NULL with err. */
+unsigned char *rdt_forest_json_import(const rdt_json *root, size_t *n, char *err, size_t en);
+
+#endif
