@@ -150,8 +150,6 @@ void rdt_sql_json_value(sqlite3_str *out, const rdt_value *v);
 /* Append the classes, or the features with their domains, as JSON arrays. */
 void rdt_sql_json_classes(sqlite3_str *out, const rdt_schema *s);
 void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s);
-/* The name of a split kind, as rdt_nodes and rdt_export spell it. */
-const char *rdt_sql_split_kind_name(uint32_t kind);
 
 void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* rdt_fit(options, query) and dp_quantile(options, query) (sql_fit.c). */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forest_json.h"
 #include "core/forest_kind.h"
 #include "core/matrix.h"
 #include "core/model.h"
@@ -457,7 +458,7 @@ static void column_nodes(inspect_cursor *c, sqlite3_context *ctx, int col) {
       else sqlite3_result_text(ctx, f->schema.features[n->feature].name, -1, SQLITE_TRANSIENT);
       break;
     case 6:
-      sqlite3_result_text(ctx, leaf ? "leaf" : rdt_sql_split_kind_name(n->kind), -1, SQLITE_STATIC);
+      sqlite3_result_text(ctx, leaf ? "leaf" : rdt_split_kind_name(n->kind), -1, SQLITE_STATIC);
       break;
     case 7: if (n && n->kind == RDT_SPLIT_NUMERIC) sqlite3_result_double(ctx, n->value); else sqlite3_result_null(ctx); break;
     case 8:

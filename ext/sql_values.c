@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_io.h"
 #include "rdt_sql.h"
 
 int rdt_sql_number(sqlite3_value *v, double *x) {
@@ -146,27 +147,13 @@ void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls) {
   else sqlite3_result_text(ctx, cls->text, (int)cls->text_len, SQLITE_TRANSIENT);
 }
 
-/* x with the fewest digits, from lo to hi, that read back as x (hi: x
-** rounded to hi digits); ".0" kept on integral values. */
+/* x with the fewest digits, from lo to hi, that read back as x (json_io.h:
+** libc's correctly rounded conversions; SQLite's own %g may round through
+** long double, which is not always wider than double). */
 static void json_number(sqlite3_str *out, double x, int lo, int hi) {
-  /* libc's conversions are correctly rounded; SQLite's own %g may round
-  ** through long double, which is not always wider than double. */
-  char buf[48];
-  if (!isfinite(x)) {
-    sqlite3_str_appendall(out, "null");
-    return;
-  }
-  for (int digits = lo; digits <= hi; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, x);
-    if (strtod(buf, NULL) == x) break;
-  }
-  int has_point = 0;
-  for (char *q = buf; *q; q++) {
-    if ((*q < '0' || *q > '9') && *q != '-' && *q != '+' && *q != 'e') *q = '.'; /* the locale's decimal point */
-    if (*q == '.' || *q == 'e') has_point = 1;
-  }
+  char buf[RDT_JSON_NUMBER_MAX];
+  rdt_json_format_number(x, lo, hi, buf);
   sqlite3_str_appendall(out, buf);
-  if (!has_point) sqlite3_str_appendall(out, ".0");
 }
 
 void rdt_sql_json_double(sqlite3_str *out, double x) { json_number(out, x, 15, 17); }
@@ -225,13 +212,4 @@ void rdt_sql_json_features(sqlite3_str *out, const rdt_schema *s) {
     }
   }
   sqlite3_str_appendchar(out, 1, ']');
-}
-
-const char *rdt_sql_split_kind_name(uint32_t kind) {
-  switch (kind) {
-    case RDT_SPLIT_NUMERIC: return "numeric";
-    case RDT_SPLIT_CATEGORY_EQ: return "equals";
-    case RDT_SPLIT_CATEGORY_SUBSET: return "subset";
-    default: return "none";
-  }
 }

@@ -14,8 +14,7 @@
 
 /* ---- export ------------------------------------------------------------- */
 
-/* As rdt_nodes spells a split kind. */
-static const char *split_kind_name(uint32_t kind) {
+const char *rdt_split_kind_name(uint32_t kind) {
   switch (kind) {
     case RDT_SPLIT_NUMERIC: return "numeric";
     case RDT_SPLIT_CATEGORY_EQ: return "equals";
@@ -34,7 +33,7 @@ static void export_binary(const rdt_forest *f, rdt_bytes *o) {
     rdt_bytes_text(o, t ? ",[" : "[");
     for (uint32_t i = 0; i < f->n_internal; i++) {
       const rdt_node *n = &f->nodes[(size_t)t * f->n_internal + i];
-      rdt_json_putf(o, "%s[\"%s\",%u,", i ? "," : "", split_kind_name(n->kind), n->feature);
+      rdt_json_putf(o, "%s[\"%s\",%u,", i ? "," : "", rdt_split_kind_name(n->kind), n->feature);
       if (n->kind == RDT_SPLIT_CATEGORY_SUBSET)
         rdt_json_putf(o, "\"%016llx\"", (unsigned long long)rdt_value_to_mask(n->value));
       else

@@ -36,6 +36,8 @@
 
 /* Appends f's export to out; out->oom says whether memory ran out. */
 void rdt_forest_json_export(const rdt_forest *f, rdt_bytes *out);
+/* A split kind as exports and rdt_nodes spell it: "numeric", "equals", "subset" or "none". */
+const char *rdt_split_kind_name(uint32_t kind);
 /* The BLOB (malloc'd, *n bytes) a forest export describes; NULL with err. */
 unsigned char *rdt_forest_json_import(const rdt_json *root, size_t *n, char *err, size_t en);
 

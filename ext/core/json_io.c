@@ -50,24 +50,29 @@ void rdt_json_put_string(rdt_bytes *b, const char *s, size_t n) {
   rdt_json_put_char(b, '"');
 }
 
-/* Contract 2: x with the fewest digits, from 15 to 17, that read back as x. */
-void rdt_json_put_double(rdt_bytes *b, double x) {
-  char buf[48];
+/* Contract 2, for lo..hi digits (hi: x rounded to hi digits when none reads back). */
+void rdt_json_format_number(double x, int lo, int hi, char buf[RDT_JSON_NUMBER_MAX]) {
   if (!isfinite(x)) {
-    rdt_bytes_text(b, "null");
+    snprintf(buf, RDT_JSON_NUMBER_MAX, "null");
     return;
   }
-  for (int digits = 15; digits <= 17; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, x);
+  for (int digits = lo; digits <= hi; digits++) {
+    snprintf(buf, RDT_JSON_NUMBER_MAX, "%.*g", digits, x);
     if (strtod(buf, NULL) == x) break;
   }
   int has_point = 0;
-  for (char *q = buf; *q; q++) {
+  char *q = buf;
+  for (; *q; q++) {
     if ((*q < '0' || *q > '9') && *q != '-' && *q != '+' && *q != 'e') *q = '.'; /* the locale's decimal point */
     if (*q == '.' || *q == 'e') has_point = 1;
   }
+  if (!has_point) memcpy(q, ".0", 3); /* at most 25 characters before it: fits */
+}
+
+void rdt_json_put_double(rdt_bytes *b, double x) {
+  char buf[RDT_JSON_NUMBER_MAX];
+  rdt_json_format_number(x, 15, 17, buf);
   rdt_bytes_text(b, buf);
-  if (!has_point) rdt_bytes_text(b, ".0");
 }
 
 void rdt_json_put_hex(rdt_bytes *b, const unsigned char *p, size_t n) {

@@ -43,6 +43,9 @@ void rdt_json_put_char(rdt_bytes *b, char c);
 /* s[0..n) as a JSON string literal: '"' and '\' escaped, control bytes as \u00XX. */
 void rdt_json_put_string(rdt_bytes *b, const char *s, size_t n);
 void rdt_json_put_double(rdt_bytes *b, double x);
+/* The text rdt_json_put_double writes, with lo..hi digits instead of 15..17. */
+#define RDT_JSON_NUMBER_MAX 48
+void rdt_json_format_number(double x, int lo, int hi, char buf[RDT_JSON_NUMBER_MAX]);
 /* n bytes as a string of lowercase hex digits, quoted. */
 void rdt_json_put_hex(rdt_bytes *b, const unsigned char *p, size_t n);
 /* [v0,v1,...] */
