@@ -106,8 +106,10 @@ typedef struct rdt_learner {
   /* Optional (NULL: one): the readouts a released state offers, different
   ** post-processings of one release (naive Bayes: its own, and scores fitted
   ** by moment_fit.h), and the choice of the one predict() and encode() use
-  ** (0: the learner's default; an unknown one selects 0). A caller holding
-  ** rows the release never saw may choose (auto.c). */
+  ** (0: the learner's default; an unknown one selects 0). Choosing by rows
+  ** is a mechanism with a cost: a caller holding rows the release never saw
+  ** may choose; naive Bayes's "readout": "auto" chooses inside the learner
+  ** and pays for it (naive_bayes.c 6c), which is what auto.c uses. */
   uint32_t (*readouts)(const void *st);
   void (*set_readout)(void *st, uint32_t r);
 } rdt_learner;

@@ -688,21 +688,13 @@ static void nb_predict(const void *p, const double *x, double *out) {
     for (uint32_t k = 0; k < C; k++) out[k] = 1.0 / C;
     return;
   }
-  if (st->readout == NB_READOUT_MOMENTS && st->w) { /* contract 6b */
-    for (uint32_t k = 0; k < C; k++) {
-      double z = st->w[k];
-      for (uint32_t f = 0; f < st->n_features; f++)
-        z += st->w[st->offset[f] + (size_t)k * st->n_bins[f] + nb_bin(st, f, x[f])];
-      out[k] = z;
-    }
-    rdt_learn_softmax(out, C, out);
-    return;
-  }
+  /* contract 6b: the moments scores, else the log-probabilities (one layout) */
+  const double *table = st->readout == NB_READOUT_MOMENTS && st->w ? st->w : st->logp;
   for (uint32_t k = 0; k < C; k++) {
-    double lp = st->logp[k];
+    double z = table[k];
     for (uint32_t f = 0; f < st->n_features; f++)
-      lp += st->logp[st->offset[f] + (size_t)k * st->n_bins[f] + nb_bin(st, f, x[f])];
-    out[k] = lp;
+      z += table[st->offset[f] + (size_t)k * st->n_bins[f] + nb_bin(st, f, x[f])];
+    out[k] = z;
   }
   rdt_learn_softmax(out, C, out);
 }
