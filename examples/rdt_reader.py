@@ -563,8 +563,10 @@ class _Boost:
 
     def __init__(self, r, m, eps_num):
         bins, self.rounds, lr = r.u32(), r.u32(), r.f64()
-        self.fine, self.bins = bins >> 16, bins & 0xFFFF
-        if (not 2 <= self.bins <= 255 or (self.fine and (self.fine not in (120, 60, 30, 15) or self.fine % self.bins))
+        # bit 24: a two-class model whose visits released class 1's gradient sums only (boost.c 3b)
+        self.fine, self.bins, one_gradient = (bins >> 16) & 0xFF, bins & 0xFFFF, bins >> 24
+        if (one_gradient > 1 or (one_gradient and (m.regression or len(m.classes) != 2))
+                or not 2 <= self.bins <= 255 or (self.fine and (self.fine not in (120, 60, 30, 15) or self.fine % self.bins))
                 or not 1 <= self.rounds <= 4 or not 0 < lr <= 10):
             raise ModelError("invalid model: malformed learner state (boost)")
         self.m, self.features = m, m.features

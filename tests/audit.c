@@ -884,14 +884,14 @@ static void audit_naive_bayes(int broken) {
 /* Neighbours: D = BOOST_ROWS rows of class 0 at x = 0.2 (bin 0 of 2) and
 ** D' = D plus one row of class 1 at x = 0.7 (bin 1). The intercept (class
 ** counts, eps/10) makes class 1 unlikely, so the added row's softmax
-** gradient is nearly (-1, +1): close to the worst case of Contract 3. The
-** released quantities: the intercept's noisy class-1 count and bin 1's noisy
-** vector (C * count, g_0, g_1) of the one feature visit (eps 0.9), read from
-** the trace; in D that bin is empty. Events, fixed in advance: each
-** component beyond its shift toward D' (or at/below 0 toward D), jointly,
-** which is where the privacy loss of a Laplace vector is largest. The broken
-** twin states the gradient's L1 bound as 1 instead of 2 (S = C + G + K):
-** noise too small for the vector. */
+** gradient is nearly (-1, +1): close to the worst case of Contract 3b (two
+** classes: only class 1's sum is released). The released quantities: the
+** intercept's noisy class-1 count and bin 1's noisy vector (C * count, g_1)
+** of the one feature visit (eps 0.9), read from the trace; in D that bin is
+** empty. Events, fixed in advance: each component beyond its shift toward
+** D' (or at/below 0 toward D), jointly, which is where the privacy loss of a
+** Laplace vector is largest. The broken twin states class 1's gradient bound
+** as 1/2 instead of 1 (S = C + G/2): noise too small for the vector. */
 #define BOOST_ROWS 100
 #define BOOST_EVENTS 5
 static const char *BOOST_OPTS =
@@ -910,7 +910,7 @@ static void audit_boost(int broken) {
     return;
   }
   const int64_t G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT, shift = G * 9 / 10; /* the row's gradient >= 0.9 */
-  uint64_t S = broken ? (uint64_t)(C + G + 2) : 0; /* 0: the true sensitivity */
+  uint64_t S = broken ? (uint64_t)(C + G / 2) : 0; /* 0: the true sensitivity */
   long k[2][BOOST_EVENTS] = {{0}};
   rdt_rng rng;
   seeded(&rng, broken ? "boost-broken" : "boost", 0);
@@ -922,21 +922,21 @@ static void audit_boost(int broken) {
       double lo = 0.2, hi = 0.7;
       for (int r = 0; r < BOOST_ROWS; r++) L->row(st, &lo, 0, 0);
       if (side) L->row(st, &hi, 1, 0);
-      int64_t t[8]; /* intercept c0, c1; bin 0: n, g0, g1; bin 1: n, g0, g1 */
-      ok = rdt_boost_finish_traced(st, &rng, S, t, 8);
+      int64_t t[6]; /* intercept c0, c1; bin 0: n, g1; bin 1: n, g1 */
+      ok = rdt_boost_finish_traced(st, &rng, S, t, 6);
       L->free(st);
-      int64_t c1 = t[1], n = t[5], g0 = t[6], g1 = t[7];
-      k[side][0] += c1 >= 1 && n >= C && g0 <= -shift && g1 >= shift;
-      k[side][1] += c1 <= 0 && n <= 0 && g0 >= 0 && g1 <= 0;
-      k[side][2] += n >= C && g1 - g0 >= 2 * shift;
-      k[side][3] += g1 - g0 <= 0;
-      k[side][4] += c1 >= 1 && g1 - g0 >= 2 * shift;
+      int64_t c1 = t[1], n = t[4], g1 = t[5];
+      k[side][0] += c1 >= 1 && n >= C && g1 >= shift;
+      k[side][1] += c1 <= 0 && n <= 0 && g1 <= 0;
+      k[side][2] += n >= C && g1 >= shift;
+      k[side][3] += g1 <= 0;
+      k[side][4] += c1 >= 1 && g1 >= shift;
     }
   }
   rdt_rng_clear(&rng);
   if (!ok) check(0, "boost audit: the learner refused to start or finish");
   else
-    report(broken ? "boost learner with the gradient's L1 bound stated as 1 instead of 2"
+    report(broken ? "boost learner with class 1's gradient bound stated as 1/2 instead of 1"
                   : "boost learner (intercept + one feature visit) on 100 vs 101 rows, bin vector and intercept",
            k[0], k[1], BOOST_EVENTS, rdt_eps_to_double(common.eps), !broken);
   rdt_json_free(opts);

@@ -306,9 +306,71 @@ static void test_fail_closed(void) {
   setup_free(&s);
 }
 
+/* Contract 3b's flag (bit 24 of the payload's first word): set by binary
+** models, which describe one gradient's sensitivity; a binary payload
+** without it (written before 3b) still decodes and is described with both
+** sums' sensitivity; the flag on three classes, or any other value, is
+** refused. */
+static int described_with(const void *st, unsigned long long S) {
+  rdt_bytes d = {0};
+  L->describe(st, &d);
+  char want[64];
+  snprintf(want, sizeof want, "L1 sensitivity %llu grid units", S);
+  rdt_bytes_put(&d, "", 1); /* a C string for strstr */
+  int ok = !d.oom && d.n > 1 && strstr((const char *)d.p, want) != NULL;
+  rdt_bytes_free(&d);
+  return ok;
+}
+
+static void test_one_gradient_flag(void) {
+  const char *bin = "{\"algorithm\": \"boost\", \"epsilon\": 1, \"classes\": [0, 1], \"features\": ["
+                    "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  setup s;
+  setup_parse(&s, bin);
+  void *st = start(&s);
+  int ok = st != NULL;
+  rdt_bytes a = {0};
+  if (ok) {
+    double x = 0.3;
+    for (int i = 0; i < 50; i++) L->row(st, &x, (uint32_t)(i % 2), 0);
+    rdt_rng rng;
+    seeded(&rng, "flag");
+    ok = L->finish(st, &rng) && encode(st, &a) && a.n > 4;
+    rdt_rng_clear(&rng);
+  }
+  const unsigned long long G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT;
+  check(ok && a.p[3] == 1 && described_with(st, G + C), "boost: a two-class model sets the flag of contract 3b and states C + G");
+  if (ok) {
+    unsigned char old = 0, two = 2;
+    a.p[3] = old;
+    rdt_reader r = {a.p, a.n, 0, 0};
+    void *back = L->decode(&r, &s.schema, &s.common);
+    check(back && !r.bad && r.pos == r.n && described_with(back, 2 * G + 2 + C),
+          "boost: a binary payload written before 3b decodes and states C + 2G + 2");
+    if (back) L->free(back);
+    check(refused(&s, &a, 3, &two, 1, 0), "boost: decode refuses a flag word of 2");
+  }
+  if (st) L->free(st);
+  rdt_bytes_free(&a);
+  setup_free(&s);
+
+  char json[1024];
+  snprintf(json, sizeof json, CLS_OPTS, "1", "");
+  setup_parse(&s, json);
+  st = trained(&s, 100, "flag3");
+  ok = st && encode(st, &a);
+  unsigned char one = 1;
+  check(ok && a.p[3] == 0 && described_with(st, 2 * G + 3 + C) && refused(&s, &a, 3, &one, 1, 0),
+        "boost: three classes keep both sums (C + 2G + K) and refuse the flag");
+  if (st) L->free(st);
+  if (ok) rdt_bytes_free(&a);
+  setup_free(&s);
+}
+
 /* The released vectors without noise: with balanced binary classes the
 ** intercept is uniform, so each row's gradient is exactly +-G/2 and the
-** count C; the trace shows those sums bin by bin. */
+** count C; the trace shows those sums bin by bin: two classes release the
+** count and class 1's sum only (Contract 3b). */
 static void test_trace(void) {
   const char *json = "{\"algorithm\": \"boost\", \"epsilon\": null, \"bins\": 2, \"classes\": [0, 1], \"features\": ["
                      "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
@@ -323,24 +385,25 @@ static void test_trace(void) {
     L->row(st, &lo, 1, 0);
     L->row(st, &hi, 0, 0);
     for (int i = 0; i < 3; i++) L->row(st, &hi, 1, 0);
-    int64_t t[2 + 2 * 3 + 1];
+    int64_t t[2 + 2 * 2 + 1];
     memset(t, 0x55, sizeof t);
     rdt_rng rng;
     seeded(&rng, "trace");
-    ok = rdt_boost_finish_traced(st, &rng, 0, t, 8);
+    ok = rdt_boost_finish_traced(st, &rng, 0, t, 7);
     rdt_rng_clear(&rng);
     const int64_t G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT;
-    ok = ok && t[0] == 4 && t[1] == 4 && t[2] == 4 * C && t[3] == G && t[4] == -G && t[5] == 4 * C &&
-         t[6] == -G && t[7] == G && t[8] == 0x5555555555555555LL;
+    ok = ok && t[0] == 4 && t[1] == 4 && t[2] == 4 * C && t[3] == -G && t[4] == 4 * C && t[5] == G &&
+         t[6] == 0x5555555555555555LL;
     double x = 0.2, p[2];
     L->predict(st, &x, p);
     ok = ok && p[0] > 0.5 && p[1] < 0.5;
   }
-  check(ok, "boost: the released per-bin vectors are (C * count, sum of round(G * gradient)) (no noise)");
-  check(rdt_boost_sensitivity(2) == 2 * RDT_BOOST_GRID + 2 + RDT_BOOST_COUNT_WEIGHT &&
+  check(ok, "boost: the released per-bin vectors are (C * count, sum of round(G * class 1's gradient)) (no noise)");
+  check(rdt_boost_sensitivity(2) == RDT_BOOST_GRID + RDT_BOOST_COUNT_WEIGHT &&
+            rdt_boost_sensitivity(3) == 2 * RDT_BOOST_GRID + 3 + RDT_BOOST_COUNT_WEIGHT &&
             rdt_boost_sensitivity(0) == RDT_BOOST_GRID + RDT_BOOST_GRID / 4 &&
             rdt_boost_regression_sensitivity(512) == 640,
-        "boost: the stated sensitivities (C + 2G + K; regression clip + clip / 4, at most 5G/4)");
+        "boost: the stated sensitivities (two classes C + G, K > 2 C + 2G + K; regression clip + clip / 4, at most 5G/4)");
   if (st) L->free(st);
   setup_free(&s);
 }
@@ -547,6 +610,7 @@ int main(void) {
   test_merge(REG_OPTS, "null", "non-private regression");
   test_fail_closed();
   test_trace();
+  test_one_gradient_flag();
   test_clip();
   test_trace_regression();
   test_learns_regression();

@@ -65,6 +65,16 @@
 **      So the whole release of a visit (all bins) has L1 sensitivity
 **      S = C + 2G + K grid units, and every component of every bin gets
 **      discrete Laplace of scale S / eps_q: eps_q-DP per visit.
+**   3b. Two classes: a row's gradients are (g, -g) with g = onehot(y)_1 -
+**      p_1 in [-1, 1], so a visit releases per bin (C * count, g_1) only, g_1
+**      the sum of round(G * g) (|round(G g)| <= G, G an integer): L1
+**      sensitivity S_2 = C + G, discrete Laplace of scale S_2 / eps_q on both
+**      components, eps_q-DP per visit; class 0's sum is taken as -g_1
+**      (post-processing). Half the gradient's bound of 3 for the same
+**      information (adult .839 -> .845 under auto, results/learners.md).
+**      Such models set bit 24 of the payload's first word; binary models
+**      written before it (without the bit) released both sums under 3, and
+**      are still read and described so.
 **      Regression: the clip c (grid units, a multiple of 4 in [G/64, G]) is
 **      the edge 2^(-k/2) G rounded up, k the largest (<= 12) such that for
 **      every j <= k the noisy rows in bands below j plus sqrt(j) times a
@@ -161,6 +171,7 @@ typedef struct boost_state {
   size_t n_rows, cap_rows, row_size;
   uint32_t width;        /* bytes per bin index: 1 or 2 */
   int oom;
+  int one_gradient;      /* Contract 3b: two classes, class 1's gradient sums only */
 } boost_state;
 
 static double clamp01(double u) { return u < 0 ? 0 : u > 1 ? 1 : u; }
@@ -183,7 +194,15 @@ static rdt_eps eps_visit(const boost_state *s) {
 }
 
 uint64_t rdt_boost_sensitivity(uint32_t n_classes) {
+  if (n_classes == 2) return (uint64_t)COUNT_WEIGHT + (uint64_t)GRID; /* Contract 3b */
   return n_classes ? (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes : (uint64_t)GRID + GRID / CLIP_COUNT_SHARE;
+}
+
+/* A classifier's per-visit sensitivity as its model was released: 3b, or 3
+** for binary models written before 3b. */
+static uint64_t visit_sensitivity(const boost_state *s) {
+  if (s->n_classes == 2 && !s->one_gradient) return (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + 2;
+  return rdt_boost_sensitivity(s->n_classes);
 }
 
 static double hessian_bound(const boost_state *s) {
@@ -316,7 +335,10 @@ static void *boost_start(const rdt_json *opts, const rdt_schema *sc, const rdt_l
     lr = j->number;
   }
   boost_state *s = alloc_state(sc, c, bins, rounds, lr, err, en);
-  if (s) s->fine = fine;
+  if (s) {
+    s->fine = fine;
+    s->one_gradient = s->n_classes == 2; /* Contract 3b */
+  }
   return s;
 }
 
@@ -399,7 +421,7 @@ static void boost_row(void *st, const double *x, uint32_t cls, double target) {
 static int boost_merge(void *into, const void *from) {
   boost_state *a = into;
   const boost_state *b = from;
-  if (a->n_classes != b->n_classes || a->nf != b->nf || a->bins != b->bins || a->fine != b->fine ||
+  if (a->n_classes != b->n_classes || a->one_gradient != b->one_gradient || a->nf != b->nf || a->bins != b->bins || a->fine != b->fine ||
       a->rounds != b->rounds ||
       a->row_size != b->row_size || a->width != b->width || a->lr != b->lr)
     return 0;
@@ -614,7 +636,7 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
     double n_hat = fit_intercept(s, &ns, a0, b0, a1, b1, sums, &clip);
     /* Contract 3: the visits' sensitivity and count weight */
     const int64_t cw = K ? COUNT_WEIGHT : (int64_t)(clip / CLIP_COUNT_SHARE);
-    uint64_t S = sensitivity ? sensitivity : K ? rdt_boost_sensitivity(K) : rdt_boost_regression_sensitivity(clip);
+    uint64_t S = sensitivity ? sensitivity : K ? visit_sensitivity(s) : rdt_boost_regression_sensitivity(clip);
     if (s->is_private && s->nf) ok = rdt_laplace_params(eq, S, &aq, &bq);
     if (s->fine) choose_bins(s, n_hat);
     for (size_t i = 0; ok && i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
@@ -669,8 +691,10 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
             double count = (double)release(&ns, s->is_private, v[0], aq, bq) / COUNT_WEIGHT;
             double den = h * (count > 0 ? count : 0) + ridge;
             double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
+            /* Contract 3b: class 1's sum alone, class 0's its negative */
+            double g1 = s->one_gradient ? (double)release(&ns, s->is_private, v[2], aq, bq) / GRID : 0;
             for (uint32_t k = 0; k < nk; k++) {
-              double g = (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
+              double g = s->one_gradient ? (k ? g1 : -g1) : (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
               double next = clamp_score(sc[k] + s->lr * g / den);
               delta[(size_t)bin * nk + k] = next - sc[k];
               sc[k] = next;
@@ -711,7 +735,7 @@ static int boost_finish(void *st, rdt_rng *noise) { return rdt_boost_finish_trac
 
 static void boost_encode(const void *st, rdt_bytes *out) {
   const boost_state *s = st;
-  rdt_bytes_u32(out, s->bins + (s->fine << 16));
+  rdt_bytes_u32(out, s->bins + (s->fine << 16) + ((uint32_t)s->one_gradient << 24));
   rdt_bytes_u32(out, s->rounds);
   rdt_bytes_f64(out, s->lr);
   for (uint32_t k = 0; k < s->nk; k++) rdt_bytes_f64(out, s->intercept[k]);
@@ -723,15 +747,16 @@ static int score_ok(double v) { return isfinite(v) && v >= -SCORE_LIMIT && v <= 
 static void *boost_decode(rdt_reader *in, const rdt_schema *sc, const rdt_learn_common *c) {
   char err[8];
   uint32_t bins = rdt_read_u32(in), rounds = rdt_read_u32(in);
-  uint32_t fine = bins >> 16;
+  uint32_t fine = (bins >> 16) & 0xff, one_gradient = bins >> 24;
   bins &= 0xffff;
   double lr = rdt_read_f64(in);
-  if (in->bad || bins < 2 || bins > 255 || (fine && ((fine != 120 && fine != 60 && fine != 30 && fine != 15) || fine % bins)) || rounds < 1 || rounds > MAX_ROUNDS || !(lr > 0 && lr <= MAX_LR) ||
+  if (in->bad || one_gradient > 1 || (one_gradient && (c->regression || sc->n_classes != 2)) || bins < 2 || bins > 255 || (fine && ((fine != 120 && fine != 60 && fine != 30 && fine != 15) || fine % bins)) || rounds < 1 || rounds > MAX_ROUNDS || !(lr > 0 && lr <= MAX_LR) ||
       (!c->regression && sc->n_classes == 0) || (c->regression && sc->n_classes != 0))
     return NULL;
   boost_state *s = alloc_state(sc, c, bins, rounds, lr, err, sizeof err);
   if (!s) return NULL;
   s->fine = fine;
+  s->one_gradient = (int)one_gradient;
   /* Refuse before reading what the payload cannot hold. */
   size_t cells = (size_t)s->total_bins * s->nk;
   if ((in->n - in->pos) / 8 < cells + s->nk) {
@@ -778,15 +803,17 @@ static void boost_predict(const void *st, const double *x, double *out) {
 static void boost_describe(const void *st, rdt_bytes *json) {
   const boost_state *s = st;
   char buf[1100];
-  unsigned long long S = (unsigned long long)rdt_boost_sensitivity(s->n_classes);
+  unsigned long long S = (unsigned long long)visit_sensitivity(s);
   if (s->n_classes)
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "
              "intercept from noisy class counts; every feature visit releases per bin the row count (%d grid units "
-             "a row) and the softmax gradient sums (L1 at most 2 per row, + K for rounding; %d grid units per 1.0) "
-             "as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
+             "a row) and %s; %d grid units per 1.0) as one vector of L1 sensitivity %llu grid units with discrete Laplace of scale %llu/epsilon_per_visit "
              "on every component; the step divides by a public Hessian bound times the noisy count plus a ridge\",",
-             COUNT_WEIGHT, GRID, S, S);
+             COUNT_WEIGHT,
+             s->one_gradient ? "class 1's softmax gradient sum (class 0's is its negative: at most 1 per row"
+                             : "the softmax gradient sums (L1 at most 2 per row, + K for rounding",
+             GRID, S, S);
   else
     snprintf(buf, sizeof buf,
              "\"mechanism\":\"boost: cyclic additive boosting on public per-feature histograms (EBM-like); the "

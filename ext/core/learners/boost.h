@@ -13,11 +13,13 @@ extern const rdt_learner rdt_learner_boost;
 ** released clip), copying the released noisy integers into trace[0 ..
 ** trace_len) in release order: the intercept's counters (regression: count,
 ** sum, the 13 spread bands), then for every round and feature, bin by bin,
-** the bin's count (in grid units) and its gradient (residual) sums.
+** the bin's count (in grid units) and its gradient (residual) sums (two
+** classes: class 1's sum only, Contract 3b).
 ** finish() is this with 0, NULL, 0. */
 int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len);
-/* The true per-bin L1 sensitivity in grid units: classification with K
-** classes 2*2^12 + K + 2^9 (boost.c, Contract 3); regression (0) its largest,
+/* The true per-bin L1 sensitivity in grid units: classification with K > 2
+** classes 2*2^12 + K + 2^9 (boost.c, Contract 3), two classes 2^12 + 2^9
+** (Contract 3b); regression (0) its largest,
 ** at the clip 2^12: 2^12 + 2^10 (the actual one follows the released clip,
 ** rdt_boost_regression_sensitivity below). */
 uint64_t rdt_boost_sensitivity(uint32_t n_classes);
