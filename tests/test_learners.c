@@ -13,6 +13,7 @@
 #include "core/forest.h"
 #include "core/learner.h"
 #include "core/matrix.h"
+#include "core/moment_fit.h"
 #include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
 #include "core/learners/random_trees.h"
@@ -1139,9 +1140,38 @@ static void test_forest_learners(const rdt_schema *s, const double *x, const uin
   r->free(rt);
 }
 
+/* moment_fit.c 2b: the pooled James-Stein factor of the marginals. Two
+** classes, two features of 3 values plus an `other` bin (left out). Column
+** sums that differ by about their noise shrink nearly fully; sums far apart
+** hardly; none without noise, below 3 degrees of freedom, or when the
+** columns are equal; the `other` bin's size changes nothing. */
+static void test_moment_shrink(void) {
+  const uint32_t n_bins[2] = {4, 4}, shrunk[2] = {3, 3}, one[2] = {2, 1};
+  const size_t offset[3] = {2, 10, 18};
+  /* class counts, then per feature class 0's 4 bins, class 1's 4 bins */
+  int64_t near[18] = {300, 300, 100, 95, 105, 0, 100, 102, 98, 0, 97, 103, 100, 0, 101, 99, 100, 0};
+  int64_t far[18] = {300, 300, 200, 60, 40, 0, 190, 70, 40, 0, 20, 80, 200, 0, 30, 70, 200, 0};
+  double v = 2 * 6.0 * 6.0; /* a cell's variance at scale 6 */
+  double kn = rdt_moment_shrink(2, 2, n_bins, offset, near, shrunk, v);
+  double kf = rdt_moment_shrink(2, 2, n_bins, offset, far, shrunk, v);
+  check(kn == 1 && kf > 0 && kf < 0.05, "moment_fit 2b: marginals within their noise shrink fully, distinct ones hardly");
+  check(rdt_moment_shrink(2, 2, n_bins, offset, far, shrunk, 0) == 0 &&
+            rdt_moment_shrink(2, 2, n_bins, offset, near, NULL, v) == 0 &&
+            rdt_moment_shrink(2, 2, n_bins, offset, far, one, v) == 0,
+        "moment_fit 2b: no shrinkage without noise, without bins to shrink, or below 3 degrees of freedom");
+  int64_t equal[18] = {300, 300, 100, 100, 100, 0, 100, 100, 100, 0, 100, 100, 100, 0, 100, 100, 100, 0};
+  int64_t big_other[18];
+  memcpy(big_other, far, sizeof far);
+  big_other[5] = big_other[9] = 5000;
+  check(rdt_moment_shrink(2, 2, n_bins, offset, equal, shrunk, v) == 0 &&
+            rdt_moment_shrink(2, 2, n_bins, offset, big_other, shrunk, v) == kf,
+        "moment_fit 2b: equal columns need none; the `other` bins stay out of the factor");
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   test_registry();
+  test_moment_shrink();
   rdt_schema s;
   double *x = malloc(sizeof(double) * NF * NTRAIN), *tx = malloc(sizeof(double) * NF * NTEST);
   uint32_t *cls = malloc(sizeof(uint32_t) * NTRAIN), *tcls = malloc(sizeof(uint32_t) * NTEST);

@@ -19,6 +19,19 @@
 **      the logistic fit itself, free of naive Bayes's double counting of
 **      features that interact in the class; with dependent features naive
 **      Bayes may do better, so a caller with held-out rows chooses (auto.c).
+**   2b. Q's marginals are the noisy tables' column sums, whose noise (C
+**      cells, variance C v for a cell's v) biases the fit as much as the
+**      cells' own noise does. Given v > 0, the first n_shrunk[f] bins of
+**      every feature (the caller's choice: a categorical feature's `other`
+**      bin, empty by design, stays out) are shrunk toward their feature's
+**      mean by one pooled positive-part James-Stein factor, min(1, (m - 2)
+**      C v / S), S the squared deviations from the means and m the degrees
+**      of freedom (sum of n_shrunk[f] - 1; none below 3): the estimate of
+**      the marginals of least risk, near the uniform ones when their
+**      differences are mostly noise (designed experiments: car .869 ->
+**      .873 in a prototype at eps 1) and unchanged when they stand out.
+**      Bins outside it keep the clamped sum of their cells; without noise
+**      every bin does (the sums are exact).
 **   3. A cell whose bin has no mass under Q keeps score 0: no evidence, so a
 **      value there moves no class (rather than a score driven by noise).
 **   4. E_Q is a mean over S synthetic rows drawn from Q with `rng` (S =
@@ -51,16 +64,54 @@ static double clamped(int64_t c) { return c > 0 ? (double)c : 0; }
 /* Contract 4: S rows from the product of the clamped marginals; each value
 ** is the index of its class-0 cell (offset[f] + bin). Marks in `live` the
 ** cells (every class) of bins with mass. Returns 0 when memory fails. */
+/* A bin's column sum over the classes (unclamped: unbiased under noise). */
+static double column_sum(uint32_t C, const int64_t *counts, size_t at, uint32_t B) {
+  double m = 0;
+  for (uint32_t k = 0; k < C; k++) m += (double)counts[at + (size_t)k * B];
+  return m;
+}
+
+/* Contract 2b: the pooled shrinkage factor (0: none). */
+double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                              const uint32_t *n_shrunk, double cell_var) {
+  if (!n_shrunk || !(cell_var > 0)) return 0;
+  double dev = 0, dof = 0;
+  for (uint32_t f = 0; f < d; f++) {
+    uint32_t R = n_shrunk[f] < n_bins[f] ? n_shrunk[f] : n_bins[f];
+    if (R < 2) continue;
+    double mean = 0;
+    for (uint32_t b = 0; b < R; b++) mean += column_sum(C, counts, offset[f] + b, n_bins[f]);
+    mean /= R;
+    for (uint32_t b = 0; b < R; b++) {
+      double e = column_sum(C, counts, offset[f] + b, n_bins[f]) - mean;
+      dev += e * e;
+    }
+    dof += R - 1;
+  }
+  if (dof < 3 || !(dev > 0)) return 0;
+  double k = (dof - 2) * C * cell_var / dev;
+  return k < 1 ? k : 1;
+}
+
 static int draw_population(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
-                           uint32_t S, rdt_rng *rng, uint32_t *xs, unsigned char *live) {
+                           const uint32_t *n_shrunk, double shrink, uint32_t S, rdt_rng *rng, uint32_t *xs,
+                           unsigned char *live) {
   for (uint32_t f = 0; f < d; f++) {
     uint32_t B = n_bins[f];
+    uint32_t R = shrink > 0 && n_shrunk ? (n_shrunk[f] < B ? n_shrunk[f] : B) : 0;
     double *cum = malloc((B ? B : 1) * sizeof *cum);
     if (!cum) return 0;
-    double total = 0;
+    double total = 0, mean = 0;
+    for (uint32_t b = 0; b < R; b++) mean += column_sum(C, counts, offset[f] + b, B);
+    if (R) mean /= R;
     for (uint32_t b = 0; b < B; b++) {
       double m = 0;
-      for (uint32_t k = 0; k < C; k++) m += clamped(counts[offset[f] + (size_t)k * B + b]);
+      if (b < R) { /* contract 2b */
+        m = mean + (1 - shrink) * (column_sum(C, counts, offset[f] + b, B) - mean);
+        if (!(m > 0)) m = 0;
+      } else {
+        for (uint32_t k = 0; k < C; k++) m += clamped(counts[offset[f] + (size_t)k * B + b]);
+      }
       if (m > 0)
         for (uint32_t k = 0; k < C; k++) live[offset[f] + (size_t)k * B + b] = 1;
       total += m;
@@ -88,7 +139,7 @@ static int draw_population(uint32_t C, uint32_t d, const uint32_t *n_bins, const
 }
 
 int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
-                   double ridge, rdt_rng *rng, double *w) {
+                   const uint32_t *n_shrunk, double cell_var, double ridge, rdt_rng *rng, double *w) {
   size_t n = offset[d];
   if (C == 0 || n > RDT_MOMENT_MAX_COUNTERS) return 0;
   uint32_t S = rdt_moment_samples(C, d);
@@ -97,7 +148,8 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
   double *e = calloc(n, sizeof *e), *z = malloc(C * sizeof *z);
   unsigned char *live = calloc(n, 1);
   int ok = xs && v && m1 && m2 && e && z && live &&
-           draw_population(C, d, n_bins, offset, counts, S, rng, xs, live);
+           draw_population(C, d, n_bins, offset, counts, n_shrunk,
+                           rdt_moment_shrink(C, d, n_bins, offset, counts, n_shrunk, cell_var), S, rng, xs, live);
   if (ok) {
     double nh = 0;
     for (uint32_t k = 0; k < C; k++) nh += clamped(counts[k]);

@@ -22,11 +22,18 @@
 ** Fits w (same layout: w[k] a class's bias, the table cells a class's score
 ** for a bin) so that z_k(x) = w[k] + sum_f w[offset[f] + k n_bins[f] +
 ** bin_f(x)] goes through a softmax. ridge: the L2 penalty on the cell
-** scores (not the biases), in counts. rng: the synthetic sample's
-** randomness. Returns 1, or 0 (w untouched) when out of memory, when the
+** scores (not the biases), in counts. n_shrunk, cell_var: contract 2b (the
+** bins per feature whose marginals are shrunk, and a cell's noise variance;
+** NULL or 0: none). rng: the synthetic sample's randomness. Returns 1, or 0 (w untouched) when out of memory, when the
 ** counters exceed RDT_MOMENT_MAX_COUNTERS or when the fit is not finite. */
 int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
-                   double ridge, rdt_rng *rng, double *w);
+                   const uint32_t *n_shrunk, double cell_var, double ridge, rdt_rng *rng, double *w);
+
+/* Contract 2b's pooled James-Stein factor in [0, 1] by which the first
+** n_shrunk[f] bins' column sums move toward their feature's mean (0: none,
+** also without noise or below 3 degrees of freedom). Exposed for tests. */
+double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                         const uint32_t *n_shrunk, double cell_var);
 
 /* The synthetic sample size for C classes and d features (public). */
 uint32_t rdt_moment_samples(uint32_t C, uint32_t d);

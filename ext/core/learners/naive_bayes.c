@@ -75,7 +75,9 @@
 **      "moments" also fits, at finish() and from the released counters
 **      alone (post-processing), the additive softmax scores of
 **      moment_fit.c (ridge: a tenth of a table cell's noise scale, 0.01
-**      without noise; the synthetic sample drawn from the finish stream)
+**      without noise; the marginals shrunk by its contract 2b, with a cell's
+**      noise variance 2 (d / eps_tables)^2 and every bin but a categorical
+**      feature's `other`; the synthetic sample drawn from the finish stream)
 **      and predicts softmax(w_k + sum_f w_f[k][bin_f(x)]); "both" fits them
 **      too but predicts as "bayes" until a caller holding rows the model
 **      never saw picks a readout (set_readout: auto.c). "moments" needs at
@@ -555,8 +557,23 @@ static int nb_finish(void *p, rdt_rng *noise) {
     if (st->is_private)
       ridge = 0.1 * (st->n_features ? st->n_features / rdt_eps_to_double(st->eps_tables)
                                     : 1 / rdt_eps_to_double(st->eps_class));
+    /* moment_fit.c 2b: a numeric feature's bins and a categorical one's
+    ** values (not its `other` bin) have their marginals shrunk; a cell's
+    ** noise variance, about 2 scale^2 for discrete Laplace of that scale. */
+    double cell_var = 0;
+    if (st->is_private && st->n_features) {
+      double scale = st->n_features / rdt_eps_to_double(st->eps_tables);
+      cell_var = 2 * scale * scale;
+    }
+    uint32_t *shrunk = malloc((st->n_features ? st->n_features : 1) * sizeof *shrunk);
+    for (uint32_t f = 0; shrunk && f < st->n_features; f++)
+      shrunk[f] = st->features[f].type == RDT_FEATURE_NUMERIC ? st->n_bins[f] : st->features[f].n_values;
     st->w = malloc(st->n_counts * sizeof *st->w);
-    if (!st->w || !rdt_moment_fit(C, st->n_features, st->n_bins, st->offset, st->counts, ridge, noise, st->w)) {
+    int fitted = st->w && shrunk &&
+                 rdt_moment_fit(C, st->n_features, st->n_bins, st->offset, st->counts, shrunk, cell_var, ridge, noise,
+                                st->w);
+    free(shrunk);
+    if (!fitted) {
       free(st->w);
       st->w = NULL;
       if (st->readout_opt != NB_READOUT_BOTH) return 0; /* memory (the size was checked at start) */
