@@ -1,6 +1,6 @@
 /*
 ** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
-** table, so that the SQLite binding asks a forest's kind what it needs
+** table (forests/registry.c; each kind in its own file there), so that the SQLite binding asks a forest's kind what it needs
 ** (its names, whether it buffers or reads public rows, how it releases, its
 ** part of the JSON codec and of rdt_info) instead of switching on the
 ** algorithm enum. No SQLite.

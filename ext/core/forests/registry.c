@@ -1,16 +1,17 @@
 /*
-** forest_kind.c - the table of forest algorithms (forest_kind.h): one line
-** per kind, each defined in its own file under forests/ (kinds.h), and the
-** lookups over it. What every forest needs whatever its kind (wiping its
-** counters) lives here too.
+** registry.c - the table of forest algorithms (the interface is
+** ../forest_kind.h): one line per kind, each defined in its own file here
+** (kinds.h), and the lookups over it, as learners/registry.c is for the
+** learners. Adding a forest kind: its own file, and one line here. What
+** every forest needs whatever its kind (wiping its counters) lives here too.
 */
-#include "forest_kind.h"
+#include "../forest_kind.h"
 
 #include <sodium.h>
 #include <string.h>
 
-#include "forests/kinds.h"
-#include "matrix.h"
+#include "../matrix.h"
+#include "kinds.h"
 
 /* The first entry answers for binary trees (rdt_forest_kind_held). */
 static const rdt_forest_kind *const kinds[] = {
