@@ -3,7 +3,7 @@
 # agrees with rdt_predict on every test row, for RDT (threshold and majority votes, numeric and
 # categorical data, a forest with "keep_trees", categories given as TEXT such as '1.0' or ' 4 ') and
 # DiPriMe (classification and regression); and for learner models (their export's "model_hex"): every
-# learner, naive_bayes choosing each readout on its rows, auto choosing each of naive_bayes, private_tree, boost (regression),
+# learner, naive_bayes choosing each readout on its rows, boost's one-gradient flag refused where it cannot be, auto choosing each of naive_bayes, private_tree, boost (regression),
 # matrix_forest and its constant, and corrupted or edited exports refused with a message.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
@@ -283,11 +283,18 @@ for _ in range(n):
     p += 16 + ln
 struct.pack_into("<Q", b, 32, len(b)); fix(b)'
 refused "the reader refuses a re-checksummed boost payload with trailing bytes" "malformed learner state" "$tmp/bad_trailing.json"
+# boost's flag of contract 3b (bit 24 of its first word): only a two-class model may set it, and only to 1.
+edit_export "$tmp/car_boost.json" "$tmp/bad_flag4.json" '
+i = b.find(b"LRNR") + 16 + 24; assert b[i + 3] == 0; b[i + 3] = 1; fix(b)'
+refused "the reader refuses a re-checksummed four-class boost claiming one gradient per bin" "malformed learner state" "$tmp/bad_flag4.json"
+edit_export "$tmp/bank_boost.json" "$tmp/bad_flag2.json" '
+i = b.find(b"LRNR") + 16 + 24; assert b[i + 3] == 1; b[i + 3] = 2; fix(b)'
+refused "the reader refuses a re-checksummed two-class boost whose flag word is 2" "malformed learner state" "$tmp/bad_flag2.json"
 # A learner forest's own BLOB is checked too: a byte of the nested forest changed, the outer checksum fixed.
 edit_export "$tmp/car_matrix_forest.json" "$tmp/bad_nested.json" 'b[b.find(b"RDTMODEL", 8) + 60] ^= 1; fix(b)'
 refused "the reader refuses a learner forest whose nested forest was edited" "malformed learner state" "$tmp/bad_nested.json"
 # The edits really are refused by the extension too (the reader is no laxer than rdt_import).
-for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_nested; do
+for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_flag4 bad_flag2 bad_nested; do
   if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
      grep -q 'rdt_import: the export holds an invalid learner model'; then
     ok "rdt_import refuses it too ($bad)"
