@@ -63,18 +63,8 @@
 **      gradients, since sum_k |onehot_k - p_k| = 2 (1 - p_y) <= 2 (a guard
 **      drops a row's gradient should floating point ever exceed it).
 **      So the whole release of a visit (all bins) has L1 sensitivity
-**      S = C + 2G + K grid units, and every component of every bin gets
+**      S = C + 2G + K grid units (two classes: 3b), and every component of every bin gets
 **      discrete Laplace of scale S / eps_q: eps_q-DP per visit.
-**   3b. Two classes: a row's gradients are (g, -g) with g = onehot(y)_1 -
-**      p_1 in [-1, 1], so a visit releases per bin (C * count, g_1) only, g_1
-**      the sum of round(G * g) (|round(G g)| <= G, G an integer): L1
-**      sensitivity S_2 = C + G, discrete Laplace of scale S_2 / eps_q on both
-**      components, eps_q-DP per visit; class 0's sum is taken as -g_1
-**      (post-processing). Half the gradient's bound of 3 for the same
-**      information (adult .839 -> .845 under auto, results/learners.md).
-**      Such models set bit 24 of the payload's first word; binary models
-**      written before it (without the bit) released both sums under 3, and
-**      are still read and described so.
 **      Regression: the clip c (grid units, a multiple of 4 in [G/64, G]) is
 **      the edge 2^(-k/2) G rounded up, k the largest (<= 12) such that for
 **      every j <= k the noisy rows in bands below j plus sqrt(j) times a
@@ -90,6 +80,16 @@
 **      component: eps_q-DP per visit. Clipping spends the visits' budget on
 **      the residuals' typical range instead of the whole target range
 **      (parkinsons: c = G/2 to 0.7 G; with bounds 4 times wider, 0.13 G).
+**   3b. Two classes: a row's gradients are (g, -g) with g = onehot(y)_1 -
+**      p_1 in [-1, 1], so a visit releases per bin (C * count, g_1) only, g_1
+**      the sum of round(G * g) (|round(G g)| <= G, G an integer): L1
+**      sensitivity S_2 = C + G, discrete Laplace of scale S_2 / eps_q on both
+**      components, eps_q-DP per visit; class 0's sum is taken as -g_1
+**      (post-processing). Half the gradient's bound of 3 for the same
+**      information (adult .839 -> .845 under auto, results/learners.md).
+**      Such models set bit 24 of the payload's first word; binary models
+**      written before it (without the bit) released both sums under 3, and
+**      are still read and described so.
 **   4. The step is post-processing of the noisy vectors. Classification:
 **      score[f][b][k] +=
 **      lr * (g_k / G) / (h * max(count, 0) + ridge), with the public per-row
@@ -421,8 +421,8 @@ static void boost_row(void *st, const double *x, uint32_t cls, double target) {
 static int boost_merge(void *into, const void *from) {
   boost_state *a = into;
   const boost_state *b = from;
-  if (a->n_classes != b->n_classes || a->one_gradient != b->one_gradient || a->nf != b->nf || a->bins != b->bins || a->fine != b->fine ||
-      a->rounds != b->rounds ||
+  if (a->n_classes != b->n_classes || a->one_gradient != b->one_gradient || a->nf != b->nf || a->bins != b->bins ||
+      a->fine != b->fine || a->rounds != b->rounds ||
       a->row_size != b->row_size || a->width != b->width || a->lr != b->lr)
     return 0;
   if (b->oom) a->oom = 1;
