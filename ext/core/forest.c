@@ -192,21 +192,32 @@ static int build_structure(rdt_forest *f, rdt_rng *rng) {
   return ok;
 }
 
+int rdt_forest_alloc_binary(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size) {
+  (void)structure;
+  (void)err;
+  (void)err_size;
+  f->n_leaves = (uint32_t)1 << f->config.depth;
+  f->n_internal = f->n_leaves - 1;
+  uint64_t counters = rdt_forest_counters(&f->config, rdt_forest_slots(f));
+  if (counters == 0) return 0;
+  f->nodes = calloc((size_t)f->config.trees * f->n_internal + 1, sizeof *f->nodes);
+  f->counts = calloc((size_t)counters, sizeof *f->counts);
+  return f->nodes && f->counts;
+}
+
+int rdt_forest_draw_binary(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size) {
+  if (!rdt_forest_alloc_binary(f, structure, err, err_size) || !build_structure(f, structure)) return 0;
+  /* Training scratch for the one-pass walk: a decoded model never trains,
+  ** so it is not allocated there. NULL selects the slow path. */
+  f->cols = malloc((size_t)f->schema.n_features * RDT_TRAIN_CHUNK * sizeof *f->cols);
+  return 1;
+}
+
 int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *config, rdt_structure_fn draw) {
   memset(f, 0, sizeof *f);
   f->schema = *schema;
   memset(schema, 0, sizeof *schema);
   f->config = *config;
-  int matrix = config->algorithm == RDT_ALGO_MATRIX, sharp = config->algorithm == RDT_ALGO_SHARP;
-  if (!matrix && !sharp) { /* complete binary trees; matrix and RDT# forests size themselves */
-    f->n_leaves = (uint32_t)1 << config->depth;
-    f->n_internal = f->n_leaves - 1;
-    uint64_t counters = rdt_forest_counters(config, rdt_forest_slots(f));
-    if (counters == 0) return 0;
-    f->nodes = calloc((size_t)config->trees * f->n_internal + 1, sizeof *f->nodes);
-    f->counts = calloc((size_t)counters, sizeof *f->counts);
-    if (!f->nodes || !f->counts) return 0;
-  }
 
   /* Structure key: from the seed when seeded, else fresh from the OS. The
   ** model id is derived from it, so seeded runs are byte-identical. */
@@ -229,19 +240,13 @@ int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *co
   rdt_rng_derive_key(id, idin, sizeof idin, "model-id");
   memcpy(f->model_id, id, sizeof f->model_id);
   rdt_rng_init_seeded(&rng, skey);
-  /* DiPriMe grows its trees from the data (diprime.c); RDT draws them now. */
-  /* DiPriMe grows its trees from the data (diprime.c) and RDT# from the
-  ** public rows (sharp.c, called by the trainer); a matrix forest's draw is
-  ** matrix.c's (forest_init.c passes it). */
-  int ok = config->algorithm == RDT_ALGO_DIPRIME || sharp ? 1
-           : matrix ? draw && draw(f, &rng, f->error, sizeof f->error)
-                    : build_structure(f, &rng);
+  /* The kind's structure (forest_kind.h): RDT draws binary trees now,
+  ** DiPriMe allocates them and grows them from the rows (diprime.c), a
+  ** matrix forest draws its multiway trees (matrix.c), RDT# has nothing to
+  ** draw before its public rows (sharp.c, called by the trainer). */
+  int ok = !draw || draw(f, &rng, f->error, sizeof f->error);
   rdt_rng_clear(&rng);
   memset(skey, 0, sizeof skey);
-  /* Training scratch, only for the one-pass RDT walk: a decoded model never
-  ** trains, so it is not allocated there. NULL selects the slow path. */
-  if (ok && config->algorithm == RDT_ALGO_RDT)
-    f->cols = malloc((size_t)f->schema.n_features * RDT_TRAIN_CHUNK * sizeof *f->cols);
   return ok && rdt_forest_index(f);
 }
 
@@ -539,6 +544,9 @@ int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
   if (a->multiway || b->multiway)
     return a->multiway == b->multiway && a->config.algorithm == b->config.algorithm && a->multiway->merge(a, b);
+  /* Binary trees add up only when drawn from the key (RDT; DiPriMe grows
+  ** them from the rows). The kinds build on forest.c, so it names the
+  ** algorithm here instead of asking them (forest_kind.h would be a cycle). */
   if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
       a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
       rdt_forest_slots(a) != rdt_forest_slots(b) || a->config.algorithm != RDT_ALGO_RDT)
@@ -567,6 +575,7 @@ int rdt_forest_add_noise(rdt_forest *f, rdt_rng *noise) {
 double rdt_forest_leaf_scale(const rdt_forest *f) {
   const rdt_config *c = &f->config;
   if (!c->is_private) return 0;
+  /* DiPriMe's binary leaves have their own budget (named, as in merge). */
   if (c->algorithm == RDT_ALGO_DIPRIME)
     return (c->task == RDT_TASK_REGRESSION ? 2.0 : 1.0) / rdt_eps_to_double(c->eps_leaf);
   if (f->multiway) return f->multiway->leaf_scale(f);

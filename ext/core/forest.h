@@ -257,11 +257,20 @@ typedef struct rdt_multiway {
   void (*leaves)(const rdt_forest *f, const double *xs, uint32_t *leaf);
 } rdt_multiway;
 
-/* Draws a multiway structure (rdt_matrix_init); see rdt_forest_init_with. */
+/* Makes a forest kind's structure from the structure key, once f holds its
+** schema, configuration and model id; returns 0 on failure (err set, or
+** empty for memory). Each kind names its own (forest_kind.h). */
 typedef int (*rdt_structure_fn)(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size);
-/* rdt_forest_init with the multiway structure drawn by `draw` (matrix
-** forests; NULL otherwise). rdt_forest_init (forest_init.c) picks it. */
+/* rdt_forest_init with the structure made by `draw` (NULL: none yet, RDT#'s
+** comes from the public rows). rdt_forest_init (forest_init.c) asks the
+** kind for it. */
 int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *config, rdt_structure_fn draw);
+/* RDT's structure: complete binary trees drawn from the structure key, and
+** the scratch of the one-pass training walk (forest.h item 1). */
+int rdt_forest_draw_binary(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size);
+/* DiPriMe's: complete binary trees allocated, their nodes grown from the
+** rows later (diprime.c); the key is not used. */
+int rdt_forest_alloc_binary(rdt_forest *f, rdt_rng *structure, char *err, size_t err_size);
 
 /* Takes ownership of *schema (zeroed on return). Draws the structure.
 ** Returns 0 on failure (forest left freeable) with f->error set, or empty

@@ -1,9 +1,11 @@
 /*
 ** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
-** table (forests/registry.c; each kind in its own file there), so that the SQLite binding asks a forest's kind what it needs
-** (its names, whether it buffers or reads public rows, how it releases, its
-** part of the JSON codec and of rdt_info) instead of switching on the
-** algorithm enum. No SQLite.
+** table (forests/registry.c; each kind in its own file there), so that the SQLite binding, options.c,
+** model.c and forest_init.c ask a forest's kind what they need (its names,
+** its structure, whether it buffers or reads public rows, how it releases,
+** its part of the model BLOB, of the JSON codec and of rdt_info) instead of
+** switching on the algorithm enum, which stays the stored identity. No
+** SQLite.
 **
 ** Contract:
 **   1. Every rdt_algorithm value has exactly one kind; rdt_forest_kind_of()
@@ -35,6 +37,10 @@
 **      BLOB. A hostile BLOB may name RDT# while holding binary trees (the
 **      decoder accepts the shape); it is then written and described as the
 **      binary trees it holds, never through a kind whose state is absent.
+**   7. The model codec's facts (mechanism, sensitivity, section, the check
+**      of its stored parameters) are those sql/model-format.md states for
+**      the kind; stored_parameters_ok() reads the configuration only and
+**      accepts every value its own writer stores.
 */
 #ifndef RDT_FOREST_KIND_H
 #define RDT_FOREST_KIND_H
@@ -74,6 +80,20 @@ typedef struct rdt_forest_kind {
   int buffers_rows;           /* keeps its rows until release (no counting thread) */
   int reads_public_rows;      /* needs the public rows before any private row */
   int batch_prediction;       /* rdt_predict_batch answers from its non-private models */
+  /* Without "depth": its depth from "rows", else (private) from a noisy
+  ** row count after the pass, else a fixed depth (options.c, forest.h). */
+  int auto_depth;
+  /* Its structure, made by rdt_forest_init (forest.h; NULL: nothing before
+  ** the public rows). */
+  rdt_structure_fn structure;
+  /* Its part of the model BLOB (model.c, sql/model-format.md), contract 7:
+  ** PRIV's mechanism of a private model, PRIV's sensitivity (NULL: 0), the
+  ** section that follows FRST ("MTRX", "SHRP"; NULL: none), and the check
+  ** of the FRST parameters that are its own (1: a model of it may hold them). */
+  uint32_t mechanism;
+  uint32_t (*sensitivity)(const rdt_forest *f);
+  const char *section;
+  int (*stored_parameters_ok)(const rdt_config *c);
   /* The kind's own parameter checks once the options parsed, before any
   ** row (NULL: none): 1, or 0 with err. DiPriMe: its budget's shares. */
   int (*check)(rdt_config *c, const rdt_schema *s, char *err, size_t en);
@@ -96,6 +116,12 @@ typedef struct rdt_forest_kind {
 } rdt_forest_kind;
 
 const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm);
+/* The kind of a stored algorithm value; NULL if none (a decoder's check). */
+const rdt_forest_kind *rdt_forest_kind_find(uint32_t algorithm);
+/* The i-th kind of the table (0 the first, the default); NULL past the end. */
+const rdt_forest_kind *rdt_forest_kind_at(size_t i);
+/* The kind asked for by its "algorithm" option and a "noise" option; NULL if none. */
+const rdt_forest_kind *rdt_forest_kind_with_noise(const char *option, const char *noise);
 /* Contract 6: the kind whose codec and description fit what f holds. */
 const rdt_forest_kind *rdt_forest_kind_held(const rdt_forest *f);
 /* Wipes every counter of f in place, whatever its kind: the leaves' counts

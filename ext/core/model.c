@@ -1,6 +1,7 @@
 /* model.c - encode and validate model BLOBs; see model.h. */
 #include "model.h"
 
+#include "forest_kind.h"
 #include "matrix.h"
 #include "sharp.h"
 #include "tree_selection.h"
@@ -105,17 +106,18 @@ static void section_end(writer *w, size_t len_at) {
   }
 }
 
-/* The PRIV section's sensitivity: RDT, the L1 sensitivity of all counters
-** together; DiPriMe, 0 (its budget is split per level and node, see
-** diprime.h); matrix, that of the noised counters: of all leaves (k, or 1
-** with partition) for the leaf strategy, of each table (1) otherwise. */
+/* The PRIV section's sensitivity, the algorithm's kind's (forest_kind.h):
+** 0 for a kind that states none (DiPriMe). */
 static uint32_t privacy_sensitivity(const rdt_forest *f) {
-  const rdt_config *c = &f->config;
-  if (c->algorithm == RDT_ALGO_DIPRIME) return 0;
-  if (c->algorithm == RDT_ALGO_SHARP) return c->primary_trees;
-  if (c->algorithm == RDT_ALGO_MATRIX)
-    return f->matrix->strategy != RDT_STRATEGY_LEAF || c->partition ? 1 : c->trees;
-  return c->trees;
+  const rdt_forest_kind *k = rdt_forest_kind_of(f->config.algorithm);
+  return k->sensitivity ? k->sensitivity(f) : 0;
+}
+
+/* The section that follows FRST in a model of c's algorithm (MTRX, SHRP),
+** or 0: which of them a decoder may read. */
+static uint32_t kind_section(const rdt_config *c) {
+  const char *t = rdt_forest_kind_of(c->algorithm)->section;
+  return t ? TAG(t[0], t[1], t[2], t[3]) : 0;
 }
 
 static void write_matrix(writer *w, const rdt_forest *f) {
@@ -195,16 +197,13 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
-  put_u32(w, !c->is_private                      ? MECH_NONE
-             : c->algorithm == RDT_ALGO_DIPRIME ? MECH_DIPRIME
-             : c->algorithm == RDT_ALGO_MATRIX  ? MECH_MATRIX
-             : c->algorithm == RDT_ALGO_SHARP   ? MECH_SHARP
-                                                : MECH_DISCRETE_LAPLACE_LEAVES);
+  uint32_t mech = c->is_private ? rdt_forest_kind_of(c->algorithm)->mechanism : MECH_NONE;
+  put_u32(w, mech);
   put_u32(w, RELATION_ADD_REMOVE_ONE);
   put_u64(w, c->is_private ? c->eps.num : 0);
   put_u32(w, RDT_EPS_DEN_LOG2);
   put_u32(w, privacy_sensitivity(f));
-  if (c->is_private && c->algorithm == RDT_ALGO_DIPRIME) { /* the two sub-budgets actually used */
+  if (mech == MECH_DIPRIME) { /* the two sub-budgets actually used */
     put_u64(w, c->eps_query.num);
     put_u64(w, c->eps_leaf.num);
   }
@@ -791,16 +790,13 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
       c->auto_depth = (int)get_u32(&s);
       c->eps_count.num = get_u64(&s);
       c->noisy_rows = (int64_t)get_u64(&s);
-      int diprime = c->algorithm == RDT_ALGO_DIPRIME, matrix = c->algorithm == RDT_ALGO_MATRIX;
-      int sharp = c->algorithm == RDT_ALGO_SHARP;
-      if ((c->algorithm != RDT_ALGO_RDT && !diprime && !matrix && !sharp) ||
-          layout != (matrix || sharp ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY) || c->trees < 1 ||
-          (matrix && (c->auto_depth || c->partition < 0 || c->partition > 1)) ||
-          (sharp && (c->auto_depth || c->partition)) ||
+      /* The stored value is the algorithm's identity: one with a kind
+      ** (forest_kind.h), whose own parameters it checks. */
+      const rdt_forest_kind *kind = rdt_forest_kind_find(c->algorithm);
+      if (!kind || layout != (kind->multiway ? LAYOUT_MULTIWAY : LAYOUT_COMPLETE_BINARY) || c->trees < 1 ||
           c->task < RDT_TASK_CLASSIFICATION || c->task > RDT_TASK_REGRESSION || c->auto_depth < 0 ||
-          c->auto_depth > 1 || (c->auto_depth && diprime) || (!c->auto_depth && (c->eps_count.num || c->noisy_rows)) ||
-          (diprime ? !(c->rho > 0 && c->rho < 1) || c->candidates < 1 || c->partition < 0 || c->partition > 1
-                   : c->task != RDT_TASK_CLASSIFICATION) ||
+          c->auto_depth > 1 || (!c->auto_depth && (c->eps_count.num || c->noisy_rows)) ||
+          !kind->stored_parameters_ok(c) ||
           (c->task == RDT_TASK_REGRESSION &&
            !(isfinite(c->target_min) && isfinite(c->target_max) && c->target_min < c->target_max &&
              isfinite(c->target_max - c->target_min))) ||
@@ -808,10 +804,10 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
           c->vote > RDT_VOTE_WEIGHT || c->splits < RDT_SPLITS_REACHABLE || c->splits > RDT_SPLITS_GLOBAL ||
           c->categorical < RDT_CATEGORICAL_SUBSET || c->categorical > RDT_CATEGORICAL_ONE_VS_REST) { why = "malformed forest parameters"; s.bad = 1; }
     } else if (tag == TAG_MATRIX && !f->matrix && seen_forest && seen_schema && !seen_nodes &&
-               c->algorithm == RDT_ALGO_MATRIX) {
+               kind_section(c) == TAG_MATRIX) {
       if (!read_matrix(&s, f)) { why = "malformed matrix section"; s.bad = 1; }
     } else if (tag == TAG_SHARP && !f->matrix && seen_forest && seen_schema && !seen_nodes &&
-               c->algorithm == RDT_ALGO_SHARP) {
+               kind_section(c) == TAG_SHARP) {
       if (!read_sharp(&s, f)) { why = "malformed RDT# section"; s.bad = 1; }
     } else if (tag == TAG_NODES && !seen_nodes && f->matrix) {
       seen_nodes = 1;
@@ -819,7 +815,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_CENTRES && f->sharp && seen_nodes && !seen_centres && !seen_leaves) {
       seen_centres = 1;
       if (!read_centres(&s, f)) { why = "malformed RDT# centres"; s.bad = 1; }
-    } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema && c->algorithm != RDT_ALGO_MATRIX) {
+    } else if (tag == TAG_NODES && !seen_nodes && seen_forest && seen_schema && kind_section(c) != TAG_MATRIX) {
       seen_nodes = 1;
       f->n_leaves = (uint32_t)1 << c->depth;
       f->n_internal = f->n_leaves - 1;
@@ -903,10 +899,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     r.bad = 1;
     why = "the matrix tables' budgets disagree with the privacy facts";
   }
-  if (!r.bad && c->is_private &&
-      ((mech == MECH_DIPRIME) != (c->algorithm == RDT_ALGO_DIPRIME) ||
-       (mech == MECH_MATRIX) != (c->algorithm == RDT_ALGO_MATRIX) ||
-       (mech == MECH_SHARP) != (c->algorithm == RDT_ALGO_SHARP))) {
+  if (!r.bad && c->is_private && mech != rdt_forest_kind_of(c->algorithm)->mechanism) {
     r.bad = 1;
     why = "privacy mechanism disagrees with the algorithm";
   }

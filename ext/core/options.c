@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forest_kind.h"
 #include "json.h"
 #include "matrix.h"
 #include "sharp.h"
@@ -356,14 +357,24 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   if (root->type != RDT_JSON_OBJECT) return fail(err, n, "options must be a JSON object");
   if (!check_keys(root, keys, "option", err, n)) return 0;
 
-  static const char *const algorithm_names[] = {"rdt", "diprime", "rdt#"};
-  static const int algorithm_values[] = {RDT_ALGO_RDT, RDT_ALGO_DIPRIME, RDT_ALGO_SHARP};
+  /* The "algorithm" names are the forest kinds' options (forest_kind.h),
+  ** in the table's order, without a "noise" (matrix is "rdt" with "noise":
+  ** "matrix"); the table's first kind, RDT, is the default. */
+  const char *algorithm_names[8];
+  int algorithm_values[8];
+  size_t n_algorithms = 0;
+  for (size_t i = 0; rdt_forest_kind_at(i) && n_algorithms < 8; i++)
+    if (!rdt_forest_kind_at(i)->noise) {
+      algorithm_names[n_algorithms] = rdt_forest_kind_at(i)->option;
+      algorithm_values[n_algorithms++] = (int)rdt_forest_kind_at(i)->algorithm;
+    }
   int choice;
-  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, 3, RDT_ALGO_RDT,
-                    &choice, err, n))
+  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, n_algorithms,
+                    (int)rdt_forest_kind_at(0)->algorithm, &choice, err, n))
     return 0;
   c->algorithm = (rdt_algorithm)choice;
-  int sharp = c->algorithm == RDT_ALGO_SHARP;
+  const rdt_forest_kind *kind = rdt_forest_kind_of(c->algorithm);
+  int sharp = kind->reads_public_rows; /* RDT#'s options: where its public rows come from */
   uint32_t secondary = 0;
   if (!sharp)
     for (const char *const *k = sharp_only; *k; k++)
@@ -377,8 +388,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   static const int noise_values[] = {0, 1};
   int matrix;
   if (!parse_choice(rdt_json_get(root, "noise"), "noise", noise_names, noise_values, 2, 0, &matrix, err, n)) return 0;
-  if (matrix && c->algorithm != RDT_ALGO_RDT)
-    return fail(err, n, "\"noise\": \"matrix\" applies to \"algorithm\": \"rdt\" only");
+  if (matrix) { /* the kind of this "algorithm" with "noise": "matrix" */
+    kind = rdt_forest_kind_with_noise(kind->option, "matrix");
+    if (!kind) return fail(err, n, "\"noise\": \"matrix\" applies to \"algorithm\": \"rdt\" only");
+  }
   if (!matrix)
     for (const char *const *k = matrix_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"noise\": \"matrix\" only", *k);
@@ -422,7 +435,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       return 0;
   }
   if (matrix) {
-    c->algorithm = RDT_ALGO_MATRIX;
+    c->algorithm = kind->algorithm;
     static const char *const matrix_refuses[] = {"splits", "categorical", "rows", "rho", "candidates", "task", "target",
                                                  "max_rows", NULL};
     for (const char *const *k = matrix_refuses; *k; k++)
@@ -440,7 +453,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     if (!parse_bool(rdt_json_get(root, "partition"), "partition", 0, &c->partition, err, n)) return 0;
     if (c->partition && c->strategy != RDT_STRATEGY_AUTO && c->strategy != RDT_STRATEGY_LEAF)
       return fail(err, n, "\"partition\" applies to the \"leaf\" strategy only");
-  } else if (c->algorithm == RDT_ALGO_RDT || sharp) {
+  } else if (c->algorithm == RDT_ALGO_RDT || sharp) { /* else DiPriMe: its options, as the messages name it */
     for (const char *const *k = diprime_only; *k; k++)
       if (rdt_json_get(root, *k)) return fail(err, n, "option \"%s\" applies to \"algorithm\": \"diprime\" only", *k);
   } else {
@@ -475,12 +488,12 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   long long rows_hint = 0;
   c->auto_depth = 0;
   c->eps_count.num = 0;
-  if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT && !c->is_private) {
+  if (!j && !rdt_json_get(root, "depth") && kind->auto_depth && !c->is_private) {
     /* A non-private model's structure never depends on the rows (issue 19:
     ** an exact count choosing the depth made rdt_predict_batch leak): a
     ** fixed depth, so batch prediction's proof holds. */
     c->depth = RDT_NONPRIVATE_DEFAULT_DEPTH;
-  } else if (!j && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT) {
+  } else if (!j && !rdt_json_get(root, "depth") && kind->auto_depth) {
     /* Neither a depth nor a public row estimate: grow to RDT_AUTO_MAX_DEPTH
     ** and choose the depth after the pass from a noisy row count paid with
     ** 1/RDT_AUTO_COUNT_SHARE of epsilon (forest.h). */
@@ -567,7 +580,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"vote\" does not apply to a regression model");
   /* Default depth from public facts only (the user's row estimate, trees,
   ** epsilon, classes): the rule of rdt_depth_for_rows (forest.h). */
-  if (rows_hint && !rdt_json_get(root, "depth") && c->algorithm == RDT_ALGO_RDT)
+  if (rows_hint && !rdt_json_get(root, "depth") && kind->auto_depth)
     c->depth = rdt_depth_for_rows(c, (double)rows_hint, s->n_classes, RDT_AUTO_MAX_DEPTH);
   if (!matrix && !sharp && rdt_forest_counters(c, rdt_config_slots(c, s->n_classes)) == 0)
     return fail(err, n, "model too large: %u trees x 2^%u leaves x %u values per leaf exceeds %llu counters",

@@ -16,6 +16,9 @@
 **   4. describe() writes the "mechanism" with "epsilon_per_query" and
 **      "epsilon_leaves" of a private model, "rho", "candidates" and
 **      "partition", and the binary trees' size.
+**   5. Model BLOB: PRIV mechanism 2 with sensitivity 0 (its budget is split
+**      per level and node) and the two sub-budgets; FRST rho, candidates,
+**      partition, classification or regression, no automatic depth.
 */
 #include "kinds.h"
 
@@ -34,6 +37,12 @@ static int diprime_check(rdt_config *c, const rdt_schema *s, char *err, size_t e
   }
   if (rdt_unit_active(&c->unit)) c->unit.eps_total.num = c->unit.eps_bounds.num + (uint64_t)c->unit.max_rows * c->eps.num;
   return 1;
+}
+
+/* Its own FRST parameters: rho in (0, 1), candidates, partition 0 or 1; no
+** automatic depth (its trees grow from the rows). */
+static int diprime_stored_parameters_ok(const rdt_config *c) {
+  return !c->auto_depth && c->rho > 0 && c->rho < 1 && c->candidates >= 1 && c->partition >= 0 && c->partition <= 1;
 }
 
 static int diprime_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {
@@ -95,7 +104,10 @@ const rdt_forest_kind rdt_forest_kind_diprime = {
     .option = "diprime",
     .note = "diprime",
     .buffers_rows = 1,
+    .structure = rdt_forest_alloc_binary,
     .check = diprime_check,
+    .mechanism = 2, /* PRIV sensitivity 0: its budget is split per level and node (diprime.h) */
+    .stored_parameters_ok = diprime_stored_parameters_ok,
     .release = diprime_release,
     .tree_epsilon = diprime_tree_epsilon,
     .neighbouring = "add/remove one row",

@@ -18,6 +18,9 @@
 **      and its structure: "noise", "layout", trees, depth, leaves and
 **      "matrix" (bins, strategy, partition, expected leaf variance, every
 **      strategy's expected error, the tables with their ε and attributes).
+**   4. Model BLOB: PRIV mechanism 3 with the sensitivity of the noised
+**      counters; the MTRX section follows FRST (classification, partition 0
+**      or 1, no automatic depth).
 */
 #include "kinds.h"
 
@@ -31,6 +34,17 @@
 static int matrix_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {
   (void)in;
   return rdt_matrix_release(f, noise);
+}
+
+/* PRIV's sensitivity, that of the noised counters: of all leaves (trees, or
+** 1 with partition) for the leaf strategy, of each table (1) otherwise. */
+static uint32_t matrix_sensitivity(const rdt_forest *f) {
+  return f->matrix->strategy != RDT_STRATEGY_LEAF || f->config.partition ? 1 : f->config.trees;
+}
+
+/* Classification, partition 0 or 1, no automatic depth. */
+static int matrix_stored_parameters_ok(const rdt_config *c) {
+  return !c->auto_depth && c->partition >= 0 && c->partition <= 1 && c->task == RDT_TASK_CLASSIFICATION;
 }
 
 /* "matrix": the rest of the MTRX / CELL sections (sql/model-format.md). */
@@ -186,6 +200,11 @@ const rdt_forest_kind rdt_forest_kind_matrix = {
     .note = "rdt, matrix noise",
     .multiway = 1,
     .batch_prediction = 1,
+    .structure = rdt_matrix_init,
+    .mechanism = 3,
+    .sensitivity = matrix_sensitivity,
+    .section = "MTRX",
+    .stored_parameters_ok = matrix_stored_parameters_ok,
     .release = matrix_release,
     .neighbouring = "add/remove one row",
     .export_layout = matrix_export_layout,

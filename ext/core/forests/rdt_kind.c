@@ -13,7 +13,9 @@
 **      plan or build, and answers rdt_predict_batch from its non-private
 **      models.
 **   3. JSON: no members of its own; its binary trees are forest_json.c's.
-**   4. describe() writes the "mechanism" of a private model, the binary
+**   4. Model BLOB: PRIV mechanism 1, sensitivity trees; FRST classification
+**      only, automatic depth allowed.
+**   5. describe() writes the "mechanism" of a private model, the binary
 **      trees' size, and "splits" and "categorical".
 */
 #include "kinds.h"
@@ -24,6 +26,13 @@ static int rdt_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise
   (void)in;
   return (!f->config.auto_depth || rdt_forest_choose_depth(f, noise)) && rdt_forest_add_noise(f, noise);
 }
+
+/* PRIV's sensitivity: all counters together, 1 per tree. */
+static uint32_t rdt_sensitivity(const rdt_forest *f) { return f->config.trees; }
+
+/* Classification only; automatic depth is its own (its writer stores
+** "partition" as 0, which the decoder has never checked). */
+static int rdt_stored_parameters_ok(const rdt_config *c) { return c->task == RDT_TASK_CLASSIFICATION; }
 
 static void rdt_describe(const rdt_forest *f, rdt_forest_info_part part, rdt_bytes *o, rdt_info_real real) {
   const rdt_config *c = &f->config;
@@ -48,6 +57,11 @@ const rdt_forest_kind rdt_forest_kind_rdt = {
     .option = "rdt",
     .note = "rdt",
     .batch_prediction = 1,
+    .auto_depth = 1,
+    .structure = rdt_forest_draw_binary,
+    .mechanism = 1, /* discrete Laplace on every leaf counter */
+    .sensitivity = rdt_sensitivity,
+    .stored_parameters_ok = rdt_stored_parameters_ok,
     .release = rdt_release,
     .neighbouring = "add/remove one row",
     .describe = rdt_describe,

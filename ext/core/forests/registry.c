@@ -21,10 +21,23 @@ static const rdt_forest_kind *const kinds[] = {
     &rdt_forest_kind_sharp,
 };
 
-const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm) {
+const rdt_forest_kind *rdt_forest_kind_find(uint32_t algorithm) {
   for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-    if (kinds[i]->algorithm == algorithm) return kinds[i];
-  return kinds[0];
+    if ((uint32_t)kinds[i]->algorithm == algorithm) return kinds[i];
+  return NULL;
+}
+
+const rdt_forest_kind *rdt_forest_kind_at(size_t i) { return i < sizeof kinds / sizeof *kinds ? kinds[i] : NULL; }
+
+const rdt_forest_kind *rdt_forest_kind_with_noise(const char *option, const char *noise) {
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (kinds[i]->noise && strcmp(kinds[i]->option, option) == 0 && strcmp(kinds[i]->noise, noise) == 0) return kinds[i];
+  return NULL;
+}
+
+const rdt_forest_kind *rdt_forest_kind_of(rdt_algorithm algorithm) {
+  const rdt_forest_kind *k = rdt_forest_kind_find((uint32_t)algorithm);
+  return k ? k : kinds[0];
 }
 
 void rdt_forest_wipe_counters(rdt_forest *f) {

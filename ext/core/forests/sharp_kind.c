@@ -19,6 +19,8 @@
 **      structure: "layout", trees, depth, leaves, "rdt#" (primary and
 **      secondary trees, cells, bins, public rows, centres), "public_tables"
 **      and the warning that the model contains public rows.
+**   4. Model BLOB: PRIV mechanism 4, sensitivity p; the SHRP section follows
+**      FRST (classification, no partition, no automatic depth).
 */
 #include "kinds.h"
 
@@ -46,6 +48,14 @@ static int sharp_build(rdt_forest *f, const rdt_forest_input *in, char *err, siz
 
 static int sharp_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {
   return rdt_sharp_release(f, in->pub, in->n_pub, noise);
+}
+
+/* PRIV's sensitivity: the primary trees' counters, 1 per primary tree. */
+static uint32_t sharp_sensitivity(const rdt_forest *f) { return f->config.primary_trees; }
+
+/* Classification, no partition, no automatic depth. */
+static int sharp_stored_parameters_ok(const rdt_config *c) {
+  return !c->auto_depth && !c->partition && c->task == RDT_TASK_CLASSIFICATION;
 }
 
 /* "rdt#": the rest of the SHRP / CNTR sections (sql/model-format.md). */
@@ -179,6 +189,10 @@ const rdt_forest_kind rdt_forest_kind_sharp = {
     .note = "rdt#",
     .multiway = 1,
     .reads_public_rows = 1,
+    .mechanism = 4,
+    .sensitivity = sharp_sensitivity,
+    .section = "SHRP",
+    .stored_parameters_ok = sharp_stored_parameters_ok,
     .plan = sharp_plan,
     .build = sharp_build,
     .release = sharp_release,
