@@ -1,11 +1,11 @@
 /*
 ** forest_kind.h - the forest algorithms (RDT, DiPriMe, matrix, RDT#) in one
-** table (forests/registry.c; each kind in its own file there), so that the SQLite binding, options.c,
-** model.c and forest_init.c ask a forest's kind what they need (its names,
-** its structure, whether it buffers or reads public rows, how it releases,
-** its part of the model BLOB, of the JSON codec and of rdt_info) instead of
-** switching on the algorithm enum, which stays the stored identity. No
-** SQLite.
+** table (forests/registry.c; each kind in its own file there), so that the
+** SQLite binding, options.c, model.c and forest_init.c ask a forest's kind
+** what they need (its names, its structure, whether it buffers or reads
+** public rows, how it releases, its part of the model BLOB, of the JSON codec
+** and of rdt_info) instead of switching on the algorithm enum, which stays
+** the stored identity. No SQLite.
 **
 ** Contract:
 **   1. Every rdt_algorithm value has exactly one kind; rdt_forest_kind_of()

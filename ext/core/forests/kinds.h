@@ -1,7 +1,7 @@
 /*
 ** kinds.h - the forest kinds (forest_kind.h), one file each in this folder:
 ** rdt_kind.c, diprime_kind.c, matrix_kind.c, sharp_kind.c. The table in
-** forest_kind.c lists them; nothing else names one. Adding a kind: its own
+** registry.c lists them; nothing else names one. Adding a kind: its own
 ** file, a line here and a line in that table.
 */
 #ifndef RDT_FORESTS_KINDS_H
