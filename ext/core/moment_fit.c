@@ -102,12 +102,12 @@ static int draw_population(uint32_t C, uint32_t d, const uint32_t *n_bins, const
     double *cum = malloc((B ? B : 1) * sizeof *cum);
     if (!cum) return 0;
     double total = 0, mean = 0;
-    for (uint32_t b = 0; b < R; b++) mean += column_sum(C, counts, offset[f] + b, B);
+    for (uint32_t b = 0; b < R; b++) mean += cum[b] = column_sum(C, counts, offset[f] + b, B); /* cum: scratch */
     if (R) mean /= R;
     for (uint32_t b = 0; b < B; b++) {
       double m = 0;
       if (b < R) { /* contract 2b */
-        m = mean + (1 - shrink) * (column_sum(C, counts, offset[f] + b, B) - mean);
+        m = mean + (1 - shrink) * (cum[b] - mean);
         if (!(m > 0)) m = 0;
       } else {
         for (uint32_t k = 0; k < C; k++) m += clamped(counts[offset[f] + (size_t)k * B + b]);

@@ -193,15 +193,20 @@ static rdt_eps eps_visit(const boost_state *s) {
   return e;
 }
 
+/* Contract 3: the count and all K gradient sums of a bin. */
+static uint64_t all_sums_sensitivity(uint32_t n_classes) {
+  return (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes;
+}
+
 uint64_t rdt_boost_sensitivity(uint32_t n_classes) {
   if (n_classes == 2) return (uint64_t)COUNT_WEIGHT + (uint64_t)GRID; /* Contract 3b */
-  return n_classes ? (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + n_classes : (uint64_t)GRID + GRID / CLIP_COUNT_SHARE;
+  return n_classes ? all_sums_sensitivity(n_classes) : (uint64_t)GRID + GRID / CLIP_COUNT_SHARE;
 }
 
 /* A classifier's per-visit sensitivity as its model was released: 3b, or 3
 ** for binary models written before 3b. */
 static uint64_t visit_sensitivity(const boost_state *s) {
-  if (s->n_classes == 2 && !s->one_gradient) return (uint64_t)COUNT_WEIGHT + 2 * (uint64_t)GRID + 2;
+  if (s->n_classes == 2 && !s->one_gradient) return all_sums_sensitivity(2);
   return rdt_boost_sensitivity(s->n_classes);
 }
 

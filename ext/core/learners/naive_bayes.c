@@ -553,17 +553,16 @@ static int nb_finish(void *p, rdt_rng *noise) {
   nb_prepare(st);
   if (st->readout_opt != NB_READOUT_BAYES && st->n_counts <= RDT_MOMENT_MAX_COUNTERS) {
     /* Contract 6b: post-processing of the counters just released. */
-    double ridge = 0.01;
-    if (st->is_private)
-      ridge = 0.1 * (st->n_features ? st->n_features / rdt_eps_to_double(st->eps_tables)
-                                    : 1 / rdt_eps_to_double(st->eps_class));
-    /* moment_fit.c 2b: a numeric feature's bins and a categorical one's
-    ** values (not its `other` bin) have their marginals shrunk; a cell's
-    ** noise variance, about 2 scale^2 for discrete Laplace of that scale. */
-    double cell_var = 0;
-    if (st->is_private && st->n_features) {
-      double scale = st->n_features / rdt_eps_to_double(st->eps_tables);
-      cell_var = 2 * scale * scale;
+    /* A table cell's noise scale sets the ridge (a tenth of it) and, for
+    ** moment_fit.c 2b, the cell's noise variance (about 2 scale^2 for
+    ** discrete Laplace); a numeric feature's bins and a categorical one's
+    ** values (not its `other` bin) have their marginals shrunk. */
+    double ridge = 0.01, cell_var = 0;
+    if (st->is_private) {
+      double scale = st->n_features ? st->n_features / rdt_eps_to_double(st->eps_tables)
+                                    : 1 / rdt_eps_to_double(st->eps_class);
+      ridge = 0.1 * scale;
+      if (st->n_features) cell_var = 2 * scale * scale;
     }
     uint32_t *shrunk = malloc((st->n_features ? st->n_features : 1) * sizeof *shrunk);
     for (uint32_t f = 0; shrunk && f < st->n_features; f++)
