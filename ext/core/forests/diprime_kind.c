@@ -25,7 +25,7 @@
 #include <stdio.h>
 
 #include "../diprime.h"
-#include "shared.h"
+#include "tree_layouts.h"
 
 /* Its per-query shares must not round to 0 (a parameter mistake); it
 ** rounds its per-row eps down to what its queries spend, so a release with

@@ -9,7 +9,7 @@
 **      Neighbours: add or remove one row. It reads its counters only; its
 **      model size is known after its structure is drawn (multiway); it
 **      answers rdt_predict_batch from its non-private models.
-**   2. JSON: the multiway layout (shared.h), then "matrix": "strategy",
+**   2. JSON: the multiway layout (tree_layouts.h), then "matrix": "strategy",
 **      "expected_error" (null where not available), "expected_leaf_variance",
 **      "tables" (their epsilon_num, weight, attributes) and "cells" (the
 **      exact table of a non-private model, or null): the MTRX / CELL
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "../matrix.h"
-#include "shared.h"
+#include "tree_layouts.h"
 
 static int matrix_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {
   (void)in;

@@ -20,7 +20,7 @@
 */
 #include "kinds.h"
 
-#include "shared.h"
+#include "tree_layouts.h"
 
 static int rdt_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {
   (void)in;

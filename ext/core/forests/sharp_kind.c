@@ -11,7 +11,7 @@
 **      primary counters and labels the public rows for the secondary trees
 **      (rdt_sharp_release): sharp.h's privacy contract. Neighbours: add or
 **      remove one private (labeled) row; the centres are public rows.
-**   2. JSON: the multiway layout (shared.h), one slot per centre, then
+**   2. JSON: the multiway layout (tree_layouts.h), one slot per centre, then
 **      "rdt#": "primary_trees", "cells", "public_rows", "public_tables"
 **      (absent in 1.0 exports) and "centres" per leaf (empty for a leaf
 **      without coordinates): the SHRP / CNTR sections of sql/model-format.md.
@@ -30,7 +30,7 @@
 
 #include "../matrix.h"
 #include "../sharp.h"
-#include "shared.h"
+#include "tree_layouts.h"
 
 /* The depth and the primary trees from the public rows (sharp.h). */
 static void sharp_plan(rdt_config *c, const rdt_schema *s, const rdt_forest_input *in) {

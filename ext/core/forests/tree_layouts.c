@@ -1,5 +1,6 @@
 /*
-** shared.c - the pieces two forest kinds share (shared.h).
+** tree_layouts.c - the parts of the tree layouts two forest kinds share
+** (tree_layouts.h).
 **
 ** Contract:
 **   1. The multiway layout (matrix_kind.c, sharp_kind.c) is written and read
@@ -17,7 +18,7 @@
 **   3. Binary trees' structure (rdt_kind.c, diprime_kind.c) in rdt_info is
 **      their size only: public facts of the configuration.
 */
-#include "shared.h"
+#include "tree_layouts.h"
 
 #include <stdlib.h>
 

@@ -1,10 +1,11 @@
 /*
-** shared.h - what two forest kinds share (shared.c): the multiway layout's
-** JSON (matrix and RDT#) and binary trees' size in rdt_info (RDT and
-** DiPriMe), so that no kind's file reaches into another's. No SQLite.
+** tree_layouts.h - what two forest kinds share of their tree layouts
+** (tree_layouts.c): the multiway layout's JSON (matrix and RDT#) and binary
+** trees' size in rdt_info (RDT and DiPriMe), so that no kind's file reaches
+** into another's. No SQLite.
 */
-#ifndef RDT_FORESTS_SHARED_H
-#define RDT_FORESTS_SHARED_H
+#ifndef RDT_FORESTS_TREE_LAYOUTS_H
+#define RDT_FORESTS_TREE_LAYOUTS_H
 
 #include <stdint.h>
 
