@@ -10,39 +10,29 @@
 
 #include "core/forest_json.h"
 #include "core/json.h"
+#include "core/json_io.h"
 #include "core/model.h"
 #include "rdt_sql.h"
 
 /* A learner model: its public description for people, and the model itself
 ** as hex ("model_hex") for rdt_import, which re-validates it as a BLOB. The
 ** learner's state has no JSON codec of its own yet. */
-static void export_learned(sqlite3_context *ctx, const rdt_model_handle *h) {
+/* Written with the core's JSON writers (core/json_io.h), as forests are. */
+static void export_learned(rdt_bytes *o, const rdt_model_handle *h) {
   const rdt_learned *m = &h->learned;
-  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"learner\":\"%s\","
-                         "\"task\":\"%s\",\"epsilon\":",
-                      RDT_EXPORT_FORMAT, RDT_EXPORT_VERSION, RDT_FORMAT_MAJOR, m->format_minor, m->learner->name,
-                      m->common.regression ? "regression" : "classification");
-  if (m->common.is_private) rdt_sql_json_double(o, rdt_eps_to_double(m->common.eps));
-  else sqlite3_str_appendall(o, "null");
-  sqlite3_str_appendall(o, ",\"classes\":");
-  rdt_sql_json_classes(o, &m->schema);
-  sqlite3_str_appendall(o, ",\"features\":");
-  rdt_sql_json_features(o, &m->schema);
-  sqlite3_str_appendall(o, ",\"model_hex\":\"");
-  static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < h->size; i++) {
-    char pair[2] = {hex[h->bytes[i] >> 4], hex[h->bytes[i] & 15]};
-    sqlite3_str_append(o, pair, 2);
-  }
-  sqlite3_str_appendall(o, "\"}");
-  int n = sqlite3_str_length(o);
-  char *text = sqlite3_str_finish(o);
-  if (!text) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, text, n, sqlite3_free);
+  rdt_json_putf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"learner\":\"%s\","
+                   "\"task\":\"%s\",\"epsilon\":",
+                RDT_EXPORT_FORMAT, RDT_EXPORT_VERSION, RDT_FORMAT_MAJOR, m->format_minor, m->learner->name,
+                m->common.regression ? "regression" : "classification");
+  if (m->common.is_private) rdt_json_put_double(o, rdt_eps_to_double(m->common.eps));
+  else rdt_bytes_text(o, "null");
+  rdt_bytes_text(o, ",\"classes\":");
+  rdt_json_put_classes(o, &m->schema);
+  rdt_bytes_text(o, ",\"features\":");
+  rdt_json_put_features(o, &m->schema);
+  rdt_bytes_text(o, ",\"model_hex\":");
+  rdt_json_put_hex(o, h->bytes, h->size);
+  rdt_json_put_char(o, '}');
 }
 
 /* rdt_import of a learner export: the hex back to the BLOB, decoded as any
@@ -91,12 +81,9 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
   if (!h) return;
-  if (h->is_learned) {
-    export_learned(ctx, h);
-    return;
-  }
   rdt_bytes o = {0};
-  rdt_forest_json_export(&h->forest, &o);
+  if (h->is_learned) export_learned(&o, h);
+  else rdt_forest_json_export(&h->forest, &o);
   if (o.oom) {
     rdt_bytes_free(&o);
     sqlite3_result_error_nomem(ctx);
