@@ -70,6 +70,10 @@ typedef enum {
 /* A number in rdt_info's format (the caller's). */
 typedef void (*rdt_info_real)(rdt_bytes *out, double x);
 
+/* The PRIV section's mechanism id of each kind's private models
+** (sql/model-format.md; model.c adds 0, none, and 5, a learner's). */
+enum { RDT_MECH_LEAF_LAPLACE = 1, RDT_MECH_DIPRIME = 2, RDT_MECH_MATRIX = 3, RDT_MECH_SHARP = 4 };
+
 typedef struct rdt_forest_kind {
   rdt_algorithm algorithm;
   const char *name;           /* rdt_info, rdt_export, inspection: "rdt", "diprime", "matrix", "rdt#" */

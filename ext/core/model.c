@@ -31,10 +31,11 @@
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
 
-#define MECH_DISCRETE_LAPLACE_LEAVES 1
-#define MECH_DIPRIME 2
-#define MECH_MATRIX 3
-#define MECH_SHARP 4
+/* PRIV's mechanism ids: the forest kinds' (forest_kind.h), and two more. */
+#define MECH_DISCRETE_LAPLACE_LEAVES RDT_MECH_LEAF_LAPLACE
+#define MECH_DIPRIME RDT_MECH_DIPRIME
+#define MECH_MATRIX RDT_MECH_MATRIX
+#define MECH_SHARP RDT_MECH_SHARP
 #define MECH_NONE 0
 #define MECH_LEARNER 5 /* the learner states its mechanism (learner.h) */
 #define RELATION_ADD_REMOVE_ONE 1
