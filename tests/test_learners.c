@@ -1168,10 +1168,61 @@ static void test_moment_shrink(void) {
         "moment_fit 2b: equal columns need none; the `other` bins stay out of the factor");
 }
 
+/* moment_fit.c 2c: the James-Stein factor of each feature's class x bin
+** association. Three classes, two features of 3 values plus an `other` bin
+** (left out): feature 0 is strongly associated with the class (hardly
+** shrunk), feature 1 within its noise of independence (fully shrunk, so the
+** fit gives its bins the same score in every class, where the fit without
+** noise does not). None without noise, below 3 degrees of freedom or with a
+** total <= 0; the `other` bins change nothing. */
+static void test_moment_association(void) {
+  const uint32_t n_bins[2] = {4, 4}, shrunk[2] = {3, 3};
+  const size_t offset[3] = {3, 15, 27};
+  int64_t t[27] = {300, 300, 300,
+                   /* feature 0: class 0, 1, 2 over bins a b c other */
+                   250, 30, 20, 0, 20, 260, 20, 0, 30, 20, 250, 0,
+                   /* feature 1: near independence */
+                   104, 97, 99, 0, 96, 106, 98, 0, 100, 97, 103, 0};
+  double v = 2 * 6.0 * 6.0;
+  double a0 = rdt_moment_association_shrink(3, n_bins, offset, t, shrunk, v, 0);
+  double a1 = rdt_moment_association_shrink(3, n_bins, offset, t, shrunk, v, 1);
+  check(a0 > 0 && a0 < 0.01 && a1 == 1, "moment_fit 2c: a strong association is kept, one within its noise dropped");
+  int64_t other[27], neg[27];
+  memcpy(other, t, sizeof t);
+  other[18] = other[22] = other[26] = 4000;
+  memcpy(neg, t, sizeof t);
+  for (int i = 15; i < 27; i++) neg[i] = -neg[i];
+  const uint32_t two_bins[2] = {2, 2}; /* (3 - 1)(2 - 1) = 2 degrees of freedom */
+  check(rdt_moment_association_shrink(3, n_bins, offset, t, shrunk, 0, 1) == 0 &&
+            rdt_moment_association_shrink(3, n_bins, offset, t, NULL, v, 1) == 0 &&
+            rdt_moment_association_shrink(3, n_bins, offset, t, two_bins, v, 1) == 0 &&
+            rdt_moment_association_shrink(3, n_bins, offset, neg, shrunk, v, 1) == 0 &&
+            rdt_moment_association_shrink(3, n_bins, offset, other, shrunk, v, 1) == a1 &&
+            rdt_moment_association_shrink(3, n_bins, offset, other, shrunk, v, 0) == a0,
+        "moment_fit 2c: none without noise, bins, 3 degrees of freedom or a positive total; `other` stays out");
+  /* Feature 1's class and bin sums are all 300: its independence fit is 100
+  ** in every cell, so with noise the fit matches the table `flat` (those
+  ** cells at 100) exactly, and without noise it does not. */
+  int64_t flat[27];
+  memcpy(flat, t, sizeof t);
+  for (int i = 15; i < 27; i++) flat[i] = i % 4 == 2 ? 0 : 100;
+  double w[4][27];
+  unsigned char key[RDT_RNG_KEYBYTES] = {7};
+  int ok = 1;
+  for (int i = 0; i < 4; i++) {
+    rdt_rng r;
+    rdt_rng_init_seeded(&r, key);
+    ok &= rdt_moment_fit(3, 2, n_bins, offset, i % 2 ? flat : t, shrunk, i < 2 ? v : 0, 0.6, &r, w[i]);
+  }
+  check(ok && memcmp(w[0], w[1], sizeof w[0]) == 0 && memcmp(w[2], w[3], sizeof w[2]) != 0,
+        "moment_fit 2c: the fit matches a dropped association as if the table had none");
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   test_registry();
   test_moment_shrink();
+  test_moment_association();
   rdt_schema s;
   double *x = malloc(sizeof(double) * NF * NTRAIN), *tx = malloc(sizeof(double) * NF * NTEST);
   uint32_t *cls = malloc(sizeof(uint32_t) * NTRAIN), *tcls = malloc(sizeof(uint32_t) * NTEST);

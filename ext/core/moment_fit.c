@@ -32,6 +32,21 @@
 **      .873 in a prototype at eps 1) and unchanged when they stand out.
 **      Bins outside it keep the clamped sum of their cells; without noise
 **      every bin does (the sums are exact).
+**   2c. The cells the fit matches are shrunk too, toward independence of
+**      class and bin. For each feature with noise (v > 0) and a C x R block
+**      of (C - 1)(R - 1) >= 3 degrees of freedom (R = n_shrunk[f] bins, as
+**      in 2b), e[k][b] = r_k c_b / t (its noisy class sums, bin sums and
+**      total; none when t <= 0) is the block's fit under independence and
+**      every cell moves to e + (1 - a_f)(cell - e), a_f = min(1, ((C - 1)
+**      (R - 1) - 2) v / S_f), S_f the squared residuals: the positive-part
+**      James-Stein estimate of the class x bin association, whose noise
+**      is (C - 1)(R - 1) v in expectation. A feature whose association is
+**      mostly noise is drawn to carry none (car's doors: a_f about 0.3 at
+**      eps 1); a strong one is kept (a_f near 0). The block's class sums
+**      and bin sums are unchanged, so the class counts and Q's marginals
+**      are those of 2b. Prototype on car at eps 1 (20 seeds): .874 ->
+**      .878. Cells outside the block (a categorical `other` bin) and
+**      fits without noise are matched as released.
 **   3. A cell whose bin has no mass under Q keeps score 0: no evidence, so a
 **      value there moves no class (rather than a score driven by noise).
 **   4. E_Q is a mean over S synthetic rows drawn from Q with `rng` (S =
@@ -93,6 +108,55 @@ double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const s
   return k < 1 ? k : 1;
 }
 
+/* Contract 2c: feature f's factor a_f in [0, 1] (0: no shrinkage). */
+double rdt_moment_association_shrink(uint32_t C, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                                     const uint32_t *n_shrunk, double cell_var, uint32_t f) {
+  if (!n_shrunk || !(cell_var > 0) || C < 2) return 0;
+  uint32_t B = n_bins[f], R = n_shrunk[f] < B ? n_shrunk[f] : B;
+  double dof = (double)(C - 1) * (R ? R - 1 : 0);
+  if (dof < 3) return 0;
+  const int64_t *blk = counts + offset[f];
+  double t = 0, dev = 0;
+  for (uint32_t k = 0; k < C; k++)
+    for (uint32_t b = 0; b < R; b++) t += (double)blk[(size_t)k * B + b];
+  if (!(t > 0)) return 0;
+  for (uint32_t k = 0; k < C; k++) {
+    double r = 0;
+    for (uint32_t b = 0; b < R; b++) r += (double)blk[(size_t)k * B + b];
+    for (uint32_t b = 0; b < R; b++) {
+      double e = (double)blk[(size_t)k * B + b] - r * column_sum(C, counts, offset[f] + b, B) / t;
+      dev += e * e;
+    }
+  }
+  if (!(dev > 0)) return 0; /* the cells are their independence fit already */
+  double a = (dof - 2) * cell_var / dev;
+  return a < 1 ? a : 1;
+}
+
+/* Contract 2c: the cells the fit matches (class counts and cells outside
+** the blocks as released). */
+static void association_targets(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset,
+                                const int64_t *counts, const uint32_t *n_shrunk, double cell_var, double *target) {
+  for (size_t i = 0; i < offset[d]; i++) target[i] = (double)counts[i];
+  for (uint32_t f = 0; f < d; f++) {
+    double a = rdt_moment_association_shrink(C, n_bins, offset, counts, n_shrunk, cell_var, f);
+    if (!(a > 0)) continue;
+    uint32_t B = n_bins[f], R = n_shrunk[f] < B ? n_shrunk[f] : B;
+    const int64_t *blk = counts + offset[f];
+    double t = 0;
+    for (uint32_t k = 0; k < C; k++)
+      for (uint32_t b = 0; b < R; b++) t += (double)blk[(size_t)k * B + b];
+    for (uint32_t k = 0; k < C; k++) {
+      double r = 0;
+      for (uint32_t b = 0; b < R; b++) r += (double)blk[(size_t)k * B + b];
+      for (uint32_t b = 0; b < R; b++) {
+        double e = r * column_sum(C, counts, offset[f] + b, B) / t;
+        target[offset[f] + (size_t)k * B + b] = e + (1 - a) * ((double)blk[(size_t)k * B + b] - e);
+      }
+    }
+  }
+}
+
 static int draw_population(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
                            const uint32_t *n_shrunk, double shrink, uint32_t S, rdt_rng *rng, uint32_t *xs,
                            unsigned char *live) {
@@ -145,12 +209,13 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
   uint32_t S = rdt_moment_samples(C, d);
   uint32_t *xs = malloc((size_t)S * (d ? d : 1) * sizeof *xs);
   double *v = calloc(n, sizeof *v), *m1 = calloc(n, sizeof *m1), *m2 = calloc(n, sizeof *m2);
-  double *e = calloc(n, sizeof *e), *z = malloc(C * sizeof *z);
+  double *e = calloc(n, sizeof *e), *z = malloc(C * sizeof *z), *target = malloc(n * sizeof *target);
   unsigned char *live = calloc(n, 1);
-  int ok = xs && v && m1 && m2 && e && z && live &&
+  int ok = xs && v && m1 && m2 && e && z && target && live &&
            draw_population(C, d, n_bins, offset, counts, n_shrunk,
                            rdt_moment_shrink(C, d, n_bins, offset, counts, n_shrunk, cell_var), S, rng, xs, live);
   if (ok) {
+    association_targets(C, d, n_bins, offset, counts, n_shrunk, cell_var, target);
     double nh = 0;
     for (uint32_t k = 0; k < C; k++) nh += clamped(counts[k]);
     for (uint32_t k = 0; k < C; k++) {
@@ -181,7 +246,7 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
       b2 *= 0.999;
       for (size_t i = 0; i < n; i++) {
         if (!live[i]) continue; /* contract 3 */
-        double g = (double)counts[i] - scale * e[i] - (i >= C ? ridge * v[i] : 0);
+        double g = target[i] - scale * e[i] - (i >= C ? ridge * v[i] : 0);
         m1[i] = 0.9 * m1[i] + 0.1 * g;
         m2[i] = 0.999 * m2[i] + 0.001 * g * g;
         v[i] += 0.1 * (m1[i] / (1 - b1)) / (sqrt(m2[i] / (1 - b2)) + 1e-8);
@@ -197,6 +262,7 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
   free(m2);
   free(e);
   free(z);
+  free(target);
   free(live);
   return ok;
 }

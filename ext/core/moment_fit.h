@@ -35,6 +35,12 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
 double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
                          const uint32_t *n_shrunk, double cell_var);
 
+/* Contract 2c's James-Stein factor for feature f's class x bin association
+** (0: none: no noise, under 3 degrees of freedom, or no positive total).
+** Exposed for tests. */
+double rdt_moment_association_shrink(uint32_t C, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
+                                     const uint32_t *n_shrunk, double cell_var, uint32_t f);
+
 /* The synthetic sample size for C classes and d features (public). */
 uint32_t rdt_moment_samples(uint32_t C, uint32_t d);
 

@@ -75,7 +75,8 @@
 **      "moments" also fits, at finish() and from the released counters
 **      alone (post-processing), the additive softmax scores of
 **      moment_fit.c (ridge: a tenth of a table cell's noise scale, 0.01
-**      without noise; the marginals shrunk by its contract 2b, with a cell's
+**      without noise; the marginals and the class x bin associations shrunk
+**      by its contracts 2b and 2c, with a cell's
 **      noise variance 2 (d / eps_tables)^2 and every bin but a categorical
 **      feature's `other`; the synthetic sample drawn from the finish stream)
 **      and predicts softmax(w_k + sum_f w_f[k][bin_f(x)]); "both" fits them
