@@ -336,10 +336,10 @@ static char *trained_json(const train_state *st) {
   if (st->learner->trained) { /* the learner's own object */
     rdt_bytes t = {0};
     st->learner->trained(st->state, &t);
-    if (t.oom) sqlite3_str_reset(o);
-    else sqlite3_str_append(o, (const char *)t.p, (int)t.n);
+    int oom = t.oom || t.n > INT32_MAX;
+    if (!oom) sqlite3_str_append(o, (const char *)t.p, (int)t.n);
     rdt_bytes_free(&t);
-    if (t.oom) {
+    if (oom) {
       sqlite3_free(sqlite3_str_finish(o));
       return NULL;
     }
@@ -389,11 +389,11 @@ int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
   rdt_sql_cancel_init(&st->cancel, db);
   st->started = 1;
   err[0] = 0;
+  rdt_learn_about about;
+  about_learner(st, &about);
+  /* The public rows, before any private row is used. */
+  if (about.public_query && !read_public_rows(db, st, &about, err, en)) return 0;
   if (l->build) {
-    rdt_learn_about about;
-    about_learner(st, &about);
-    /* The public rows, before any private row is used. */
-    if (about.public_query && !read_public_rows(db, st, &about, err, en)) return 0;
     if (!l->build(st->state, &st->schema, &st->cancel.core, st->max_bytes, err, en)) {
       if (!err[0]) snprintf(err, en, "out of memory while starting \"%s\"", l->name);
       return 0;

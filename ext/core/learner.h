@@ -8,7 +8,8 @@
 **      mistakes; it says how ε is divided (describe).
 **   2. row() takes one cleaned row (schema order: numeric values clamped
 **      into their bounds, categorical codes 0 .. n_values, n_values being
-**      `other`) with its class index or clamped target; it never fails.
+**      `other`) with its class index or clamped target; it never fails
+**      (a learner that buffers rows may run out of memory: row_failed, 8).
 **   3. merge() adds a partial state built with the same options, before
 **      noise: training state is additive.
 **   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
@@ -25,7 +26,8 @@
 **      is built rather than started (build), may fail on a row only for
 **      memory (row_failed), polls the caller's stop request itself (cancel.h)
 **      and says what it will train and what it trained (about, trained).
-**      Its encode() writes a complete model BLOB (model.c), which the caller
+**      It needs no merge, decode, predict or describe (NULL): its rows pass
+**      through one session, and model.c decodes its models. Its encode() writes a complete model BLOB (model.c), which the caller
 **      returns as it is: no learner envelope, no learner id, and the registry
 **      never finds it by name or id (rdt_learner_find, rdt_learner_by_id),
 **      so no caller decodes a model as its payload or picks it as a candidate.

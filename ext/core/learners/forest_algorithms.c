@@ -335,6 +335,7 @@ static int fa_finish(void *st, rdt_rng *noise) {
   rdt_forest_input in = forest_input(fa);
   int released = fa->kind->release(f, &in, noise);
   if (released) released = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
+  wipe_rows(fa); /* the release has read them; the counters are wiped by free() on failure */
   return released;
 }
 
