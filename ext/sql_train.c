@@ -148,10 +148,6 @@ static int public_query_reads_public_tables(sqlite3 *db, const rdt_learn_about *
   return ok;
 }
 
-/* RDT#: run "public_query" on this connection and keep its rows, cleaned
-** by the row rules of the features. Its mistakes (not a read-only SELECT,
-** a table outside "public_tables", wrong column count, no rows, too many)
-** are parameter errors: the public rows are public. */
 /* The learner's public rows (RDT#): run "public_query" on this connection
 ** and hand its rows, cleaned by the row rules of the features, to the
 ** learner. Its mistakes (not a read-only SELECT, a table outside

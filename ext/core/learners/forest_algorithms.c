@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "../forest_kind.h"
+#include "../forest_learner.h"
 #include "../matrix.h"
 #include "../model.h"
 #include "../row_sample.h"
@@ -339,21 +340,10 @@ static int fa_finish(void *st, rdt_rng *noise) {
   return released;
 }
 
+/* The classic model BLOB (model.c), as the forest learners write theirs. */
 static void fa_encode(const void *st, rdt_bytes *out) {
   const forest_algorithms *fa = st;
-  size_t n = 0;
-  unsigned char *blob = rdt_model_encode(&fa->forest, &n);
-  if (!blob) {
-    out->oom = 1;
-    return;
-  }
-  if (!out->p && !out->oom) { /* hand the buffer over: a model may be as large as SQLite allows */
-    out->p = blob;
-    out->n = out->cap = n;
-    return;
-  }
-  rdt_bytes_put(out, blob, n);
-  free(blob);
+  rdt_forest_learner_encode(&fa->forest, out);
 }
 
 static void fa_trained(const void *st, rdt_bytes *json) {
