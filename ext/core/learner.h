@@ -1,6 +1,7 @@
 /*
-** learner.h - the interface every data-adaptive learner implements, and
-** the registry that finds one by name or id (learners/registry.c). No SQLite.
+** learner.h - the interface every learner implements (the data-adaptive
+** ones, and through contract 8 the classic forests), and the registry that
+** lists them (learners/registry.c). No SQLite.
 **
 ** Contract of a learner (each learner file states its own privacy facts):
 **   1. start() sees the options, the public schema and the common facts
@@ -109,7 +110,7 @@ typedef struct rdt_learn_about {
   const char *algorithm;     /* how rdt_check and the ledger's request name it */
   uint64_t max_rows;         /* the rows it buffers and samples down to; 0: it buffers none */
   /* The SELECT of its public rows (NULL: none), and the tables it may read,
-  ** each NUL-terminated, tables_len bytes in all. The caller runs it and
+  ** each NUL-terminated, public_tables_len bytes in all. The caller runs it and
   ** passes each cleaned row to public_row() before build(). */
   const char *public_query;
   const char *public_tables;
@@ -157,6 +158,8 @@ typedef struct rdt_learner {
   ** state, or NULL with err (empty: out of memory) and nothing to free. */
   void *(*configure)(const char *json, size_t len, rdt_learn_options_reader read, uint64_t max_bytes, rdt_schema *s,
                      rdt_learn_common *c, char *ledger, size_t ledger_size, char *label, char *err, size_t en);
+  /* What the configured state will train (NULL: the learner's name is its
+  ** algorithm and its request; it buffers no rows and reads no public rows). */
   void (*about)(const void *st, rdt_learn_about *out);
   /* One cleaned public row (about's public_query), before build(); 0 with
   ** err when there are too many or memory runs out. */
