@@ -2,13 +2,20 @@
 ** sql_train.c - the training session (sql_train.h) and the rdt_train
 ** aggregate, its exploratory form.
 **
+** Every algorithm is a learner (core/learner.h, found in one table,
+** core/learners/registry.c): this file knows the interface, not the
+** learners. The classic forests are the table's whole-model learner; the
+** optional hooks of learner.h's contract 8 are what the binding does for
+** them besides the common steps (their public rows, their ledger request).
+**
 ** Contract:
 **   1. Options are validated, the model size checked against the
 **      connection's length limit and the ledger charged before any private
 **      row is used; the charge commits first (sql_ledger.c).
-**   2. Every row is counted (rows are never stored, except DiPriMe's
-**      bounded buffer); a row's values never cause an error (the rules of
-**      sql/reference.md), and memory is the only other failure.
+**   2. Every row is cleaned here (the rules of sql/reference.md: a row's
+**      values never cause an error) and handed to the learner, which counts
+**      it (rows are never stored, except DiPriMe's bounded buffer); memory is
+**      the only failure.
 **   3. The final step adds the noise, encodes the model and wipes the exact
 **      counts; if the noise cannot be set up, nothing is released.
 **   4. RDT#'s public rows come from "public_query", which may read only
@@ -21,65 +28,36 @@
 **   6. sqlite3_interrupt() and the progress handler reach the steps that run
 **      in C after the rows (and the structure's draw before them) through
 **      sql_cancel.h: a training stopped there fails with SQLITE_INTERRUPT,
-**      releases nothing and wipes its state like any failure; the rows the
-**      training thread has not counted yet are dropped (train_worker.h).
+**      releases nothing and wipes its state like any failure. A learner
+**      built with build() polls the stop request itself; any other is asked
+**      about before its finish() and after it.
 */
 #include <math.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/diprime.h"
-#include "core/forest_kind.h"
-#include "core/matrix.h"
+#include "core/learner.h"
 #include "core/model.h"
 #include "core/options.h"
-#include "core/row_sample.h"
-#include "core/sharp.h"
-#include "core/train_worker.h"
-#include "core/tree_selection.h"
 #include "sql_cancel.h"
 #include "sql_train.h"
 
-/* Rows are counted in batches of RDT_TRAIN_CHUNK, tree by tree (cache-friendly);
-** the buffer is the only per-row memory and its size is fixed. With "threads"
-** 2 on a machine with more than one CPU, a worker thread counts one buffer
-** while the steps fill the other (train_worker.h); the model is the same. */
-
 struct rdt_train_session {
-  int configured; /* schema and config hold the parsed options */
-  int built;      /* the forest is built: schema and config moved into it */
+  const rdt_learner *learner; /* set by configure */
+  int configured;             /* schema, common, ledger and label hold the parsed options */
+  int started;                /* build ran: the bounds are fixed */
   rdt_schema schema;
-  rdt_config config;
-  rdt_forest forest;
-  double *xs;    /* RDT_TRAIN_CHUNK rows of features */
-  uint32_t cls[RDT_TRAIN_CHUNK];
-  uint32_t pending;
-  rdt_train_worker *worker; /* NULL: the steps count the rows themselves */
-  double *fill_xs;          /* the buffer the steps fill: the worker's current one, or xs/cls */
-  uint32_t *fill_cls;
-  uint32_t fill_cap;
-  /* RDT#: the public rows (cleaned), kept to label them at the end */
-  double *pub;
-  uint64_t n_pub;
-  /* DiPriMe: a uniform sample of at most "max_rows" rows, buffered */
-  double *rows_x, *rows_y;
-  uint32_t *rows_c;
-  uint64_t n_rows, cap_rows;
-  rdt_row_sample sample;    /* which DiPriMe rows are kept (k == 0: not started) */
-  /* A registered learner (learner.h) instead of a forest: */
-  const rdt_learner *learner;
-  rdt_json *lopts;           /* its options, for start() */
-  rdt_learn_common lcommon;
-  void *lstate;              /* NULL until build */
-  double *lx;                /* one cleaned row */
-  char lledger[129];
-  char llabel[RDT_MAX_NAME + 1];
+  rdt_learn_common common;
+  rdt_json *opts;             /* a learner's own options, for start() (NULL with configure()) */
+  void *state;                /* the learner's state: from configure() or start() */
+  double *x;                  /* one cleaned row */
+  char ledger[129];
+  char label[RDT_MAX_NAME + 1];
+  uint64_t max_bytes;         /* the connection's SQLITE_LIMIT_LENGTH */
   /* The ledger charge (its outcome is recorded after the call) and its note. */
   rdt_ledger_receipt receipt;
   char note[RDT_NOTE_MAX + 1];
-  int depth_from_public; /* RDT#: the depth was chosen from the public rows */
   /* sqlite3_interrupt() and the progress handler while the structure is
   ** drawn, the noise added and the model encoded (sql_cancel.h). */
   rdt_sql_cancel cancel;
@@ -89,16 +67,16 @@ typedef struct rdt_train_session train_state;
 
 rdt_train_session *rdt_train_session_new(void) { return calloc(1, sizeof(rdt_train_session)); }
 
-const rdt_schema *rdt_train_schema(const rdt_train_session *s) { return s->built ? &s->forest.schema : &s->schema; }
-const char *rdt_train_label_name(const rdt_train_session *s) { return s->learner ? s->llabel : s->config.label; }
-const char *rdt_train_ledger(const rdt_train_session *s) { return s->learner ? s->lledger : s->config.ledger; }
+const rdt_schema *rdt_train_schema(const rdt_train_session *s) { return &s->schema; }
+const char *rdt_train_label_name(const rdt_train_session *s) { return s->label; }
+const char *rdt_train_ledger(const rdt_train_session *s) { return s->ledger; }
 
 /* Whether public_query reads only the listed tables: every b-tree its
 ** compiled program opens (OpenRead, on a table or an index) must belong to
 ** a table of "public_tables"; a virtual table cannot be identified and is
 ** refused. Checked on EXPLAIN's listing, so an application's authorizer is
 ** left alone (SQLite cannot restore one that is replaced). */
-static int table_is_public(const rdt_config *c, const char *schema, const char *table) {
+static int table_is_public(const rdt_learn_about *c, const char *schema, const char *table) {
   for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
     const char *name = c->public_tables + at, *dot = strchr(name, '.');
     if (dot) { /* "schema.table" */
@@ -112,7 +90,7 @@ static int table_is_public(const rdt_config *c, const char *schema, const char *
   return 0;
 }
 
-static int public_query_reads_public_tables(sqlite3 *db, const rdt_config *c, char *err, size_t en) {
+static int public_query_reads_public_tables(sqlite3 *db, const rdt_learn_about *c, char *err, size_t en) {
   char *sql = sqlite3_mprintf("EXPLAIN %s", c->public_query);
   sqlite3_stmt *ex = NULL, *look = NULL;
   int ok = sql != NULL, rc = SQLITE_OK;
@@ -170,16 +148,17 @@ static int public_query_reads_public_tables(sqlite3 *db, const rdt_config *c, ch
   return ok;
 }
 
-/* RDT#: run "public_query" on this connection and keep its rows, cleaned
-** by the row rules of the features. Its mistakes (not a read-only SELECT,
-** a table outside "public_tables", wrong column count, no rows, too many)
-** are parameter errors: the public rows are public. */
-static int read_public_rows(sqlite3 *db, train_state *st, const rdt_schema *schema, const char *sql,
-                            char *err, size_t en) {
+/* The learner's public rows (RDT#): run "public_query" on this connection
+** and hand its rows, cleaned by the row rules of the features, to the
+** learner. Its mistakes (not a read-only SELECT, a table outside
+** "public_tables", wrong column count, no rows, too many) are parameter
+** errors: the public rows are public. */
+static int read_public_rows(sqlite3 *db, train_state *st, const rdt_learn_about *about, char *err, size_t en) {
+  const rdt_schema *schema = &st->schema;
   uint32_t nf = schema->n_features;
-  sqlite3_stmt *stmt = rdt_sql_prepare_select(db, sql, -1, "\"public_query\"", err, en);
+  sqlite3_stmt *stmt = rdt_sql_prepare_select(db, about->public_query, -1, "\"public_query\"", err, en);
   if (!stmt) return 0;
-  if (!public_query_reads_public_tables(db, &st->config, err, en)) {
+  if (!public_query_reads_public_tables(db, about, err, en)) {
     sqlite3_finalize(stmt);
     return 0;
   }
@@ -189,27 +168,19 @@ static int read_public_rows(sqlite3 *db, train_state *st, const rdt_schema *sche
     sqlite3_finalize(stmt);
     return 0;
   }
-  sqlite3_value **vals = calloc(nf, sizeof *vals);
-  uint64_t cap = 0;
-  int rc = SQLITE_ROW, ok = vals != NULL;
+  sqlite3_value **vals = calloc(nf ? nf : 1, sizeof *vals);
+  double *x = malloc((nf ? nf : 1) * sizeof *x);
+  int rc = SQLITE_ROW, ok = vals && x;
   if (!ok) snprintf(err, en, "out of memory");
   while (ok && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    if (st->n_pub == RDT_SHARP_MAX_PUBLIC_ROWS) {
-      snprintf(err, en, "\"public_query\" returns more than %d rows", RDT_SHARP_MAX_PUBLIC_ROWS);
-      ok = 0;
-      break;
-    }
-    if (st->n_pub == cap) {
-      uint64_t c = cap ? cap * 2 : 1024;
-      double *p = realloc(st->pub, (size_t)c * nf * sizeof *p);
-      if (!p) { snprintf(err, en, "out of memory while reading the public rows"); ok = 0; break; }
-      st->pub = p;
-      cap = c;
-    }
     /* Protected copies: column values may only be read through a dup. */
     for (uint32_t j = 0; ok && j < nf; j++) ok = (vals[j] = sqlite3_value_dup(sqlite3_column_value(stmt, (int)j))) != NULL;
-    if (ok) rdt_sql_features(schema, vals, st->pub + (size_t)st->n_pub++ * nf);
-    else snprintf(err, en, "out of memory while reading the public rows");
+    if (ok) {
+      rdt_sql_features(schema, vals, x);
+      ok = st->learner->public_row(st->state, x, err, en);
+    } else {
+      snprintf(err, en, "out of memory while reading the public rows");
+    }
     for (uint32_t j = 0; j < nf; j++) {
       sqlite3_value_free(vals[j]);
       vals[j] = NULL;
@@ -219,43 +190,10 @@ static int read_public_rows(sqlite3 *db, train_state *st, const rdt_schema *sche
     snprintf(err, en, "\"public_query\" failed: %s", sqlite3_errmsg(db));
     ok = 0;
   }
-  if (ok && st->n_pub == 0) {
-    snprintf(err, en, "\"public_query\" returned no rows; RDT# needs public unlabeled rows");
-    ok = 0;
-  }
   free(vals);
+  free(x);
   sqlite3_finalize(stmt);
   return ok;
-}
-
-/* The buffer the steps fill next: the worker's current one, or our own. */
-static void point_at_buffer(train_state *st) {
-  if (st->worker) {
-    st->fill_xs = rdt_train_worker_rows(st->worker);
-    st->fill_cls = rdt_train_worker_classes(st->worker);
-    st->fill_cap = rdt_train_worker_capacity(st->worker);
-  } else {
-    st->fill_xs = st->xs;
-    st->fill_cls = st->cls;
-    st->fill_cap = RDT_TRAIN_CHUNK;
-  }
-}
-
-/* Counts the buffered rows: hands them to the worker, or walks them here. */
-static void count_buffered(train_state *st) {
-  if (st->worker) rdt_train_worker_submit(st->worker, st->pending);
-  else rdt_forest_train_batch(&st->forest, st->xs, st->cls, st->pending);
-  st->pending = 0;
-  point_at_buffer(st);
-}
-
-static const char *algorithm_note(const rdt_config *c) { return rdt_forest_kind_of(c->algorithm)->note; }
-
-/* What the kind's plan, build and release read: the buffered or public rows. */
-static rdt_forest_input forest_input(const train_state *st) {
-  rdt_forest_input in = {st->rows_x, st->rows_c, st->rows_y, st->n_rows, st->pub, st->n_pub, 0};
-  in.public_n = st->config.public_n;
-  return in;
 }
 
 /* The "note" of options that parsed: read once more, here, so that the
@@ -269,42 +207,28 @@ static int read_note(train_state *st, const char *json, size_t len, char *err, s
   return ok;
 }
 
+/* Options naming a registered learner are read by options.c's learner
+** parser (the common options; the learner's own go to start()); any other
+** options are the forests', which their learner reads itself (configure). */
 static int configure_options(train_state *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
-  rdt_schema *schema = &st->schema;
-  rdt_config *config = &st->config;
-  if (rdt_options_learner(json, len, &st->learner)) { /* a registered learner: its own options */
-    if (!rdt_options_parse_learner(json, len, st->learner, &st->lopts, schema, &st->lcommon, st->lledger,
-                                   sizeof st->lledger, st->llabel, err, en))
-      return 0;
-    st->configured = 1;
-    if (st->lledger[0] && !st->lcommon.is_private) {
-      snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
+  const rdt_learner *l;
+  if (!rdt_options_learner(json, len, &l)) l = rdt_learner_for_forests();
+  st->learner = l;
+  st->max_bytes = (uint64_t)sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  if (l->configure) {
+    err[0] = 0;
+    st->state = l->configure(json, len, rdt_options_parse, st->max_bytes, &st->schema, &st->common, st->ledger,
+                             sizeof st->ledger, st->label, err, en);
+    if (!st->state) {
+      if (!err[0]) snprintf(err, en, "out of memory");
       return 0;
     }
-    return 1;
-  }
-  if (!rdt_options_parse(json, len, schema, config, err, en)) return 0;
-  st->configured = 1;
-  /* Size check before any allocation proportional to the model (a matrix
-  ** forest's size is known once its structure is drawn: checked in build). */
-  rdt_forest sizing;
-  memset(&sizing, 0, sizeof sizing);
-  sizing.schema = *schema;
-  sizing.config = *config;
-  sizing.n_leaves = (uint32_t)1 << config->depth;
-  sizing.n_internal = sizing.n_leaves - 1;
-  const rdt_forest_kind *kind = rdt_forest_kind_of(config->algorithm);
-  uint64_t size = kind->multiway ? 0 : rdt_model_size(&sizing);
-  int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  if (size > (uint64_t)limit) {
-    snprintf(err, en,
-             "model too large: %u trees of depth %u with %u classes need %llu bytes, above this connection's "
-             "SQLITE_LIMIT_LENGTH of %d; use fewer trees or a smaller depth",
-             config->trees, config->depth, schema->n_classes, (unsigned long long)size, limit);
+  } else if (!rdt_options_parse_learner(json, len, l, &st->opts, &st->schema, &st->common, st->ledger,
+                                        sizeof st->ledger, st->label, err, en)) {
     return 0;
   }
-  if (kind->check && !kind->check(config, schema, err, en)) return 0;
-  if (config->ledger[0] && !config->is_private) {
+  st->configured = 1;
+  if (st->ledger[0] && !st->common.is_private) {
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
   }
@@ -315,25 +239,29 @@ int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, si
   return configure_options(st, db, json, len, err, en) && read_note(st, json, len, err, en);
 }
 
-void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
-  memset(out, 0, sizeof *out);
-  if (st->learner) {
-    out->algorithm = st->learner->name;
-    out->is_private = st->lcommon.is_private;
-    out->seeded = st->lcommon.seeded;
-    out->regression = st->lcommon.regression;
-    out->target_min = st->lcommon.target_min;
-    out->target_max = st->lcommon.target_max;
+/* What the configured learner will train (learner.h's about; without it,
+** its name). */
+static void about_learner(const train_state *st, rdt_learn_about *out) {
+  if (st->learner->about) {
+    st->learner->about(st->state, out);
     return;
   }
-  const rdt_config *c = &st->config;
-  out->algorithm = algorithm_note(c);
-  out->is_private = c->is_private;
-  out->seeded = c->seeded;
-  out->regression = c->task == RDT_TASK_REGRESSION;
-  out->target_min = c->target_min;
-  out->target_max = c->target_max;
-  out->max_rows = rdt_forest_kind_of(c->algorithm)->buffers_rows ? c->max_rows : 0;
+  memset(out, 0, sizeof *out);
+  out->algorithm = st->learner->name;
+  snprintf(out->request, sizeof out->request, "%s", st->learner->name);
+}
+
+void rdt_train_get_facts(const rdt_train_session *st, rdt_train_facts *out) {
+  rdt_learn_about about;
+  about_learner(st, &about);
+  memset(out, 0, sizeof *out);
+  out->algorithm = about.algorithm;
+  out->is_private = st->common.is_private;
+  out->seeded = st->common.seeded;
+  out->regression = st->common.regression;
+  out->target_min = st->common.target_min;
+  out->target_max = st->common.target_max;
+  out->max_rows = about.max_rows;
 }
 
 /* The ledger note's tail for a release with unit facts (unit.h). */
@@ -347,15 +275,14 @@ static void unit_note(const rdt_unit *u, char *out, size_t n) {
              rdt_eps_to_double(u->eps_bounds));
 }
 
-const rdt_unit *rdt_train_unit(const rdt_train_session *s) { return s->learner ? &s->lcommon.unit : &s->config.unit; }
+const rdt_unit *rdt_train_unit(const rdt_train_session *s) { return &s->common.unit; }
 
 const unsigned char *rdt_train_seed_key(const rdt_train_session *s) {
-  if (s->learner) return s->lcommon.seeded ? s->lcommon.seed_key : NULL;
-  return s->config.seeded ? s->config.seed_key : NULL;
+  return s->common.seeded ? s->common.seed_key : NULL;
 }
 
 int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max) {
-  if (s->built || feature >= s->schema.n_features || s->schema.features[feature].type != RDT_FEATURE_NUMERIC ||
+  if (s->started || feature >= s->schema.n_features || s->schema.features[feature].type != RDT_FEATURE_NUMERIC ||
       !isfinite(min) || !isfinite(max) || !(min < max) || !isfinite(max - min))
     return 0;
   s->schema.features[feature].min = min;
@@ -364,37 +291,19 @@ int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, dou
 }
 
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
-  const rdt_config *config = &st->config;
+  if (!st->ledger[0]) return 1;
   /* With unit facts the ledger is charged the whole ε (unit.h); the model's
-  ** own eps is then its per-row share. */
+  ** own eps is then its per-row share. The request states what is known
+  ** before the rows; what was trained is recorded after. */
   const rdt_unit *u = rdt_train_unit(st);
   char tail[160];
   unit_note(u, tail, sizeof tail);
-  if (st->learner) {
-    char lrequest[200];
-    snprintf(lrequest, sizeof lrequest, "%s%s", st->learner->name, tail);
-    return !st->lledger[0] || rdt_ledger_charge(db, conn, st->lledger, rdt_unit_active(u) ? u->eps_total :
-                                                st->lcommon.eps, fn, lrequest, st->note, &st->receipt, err, en);
-  }
-  if (!config->ledger[0]) return 1;
-  /* The request states what is known before the rows: an automatic depth
-  ** is the largest the trees may keep. What was trained is recorded after. */
-  char request[400];
-  if (config->trees_auto)
-    snprintf(request, sizeof request, "%s, trees chosen from the structure (%u at most), depth %u",
-             algorithm_note(config), config->trees, config->depth);
-  else if (config->auto_depth)
-    snprintf(request, sizeof request, "%s, %u trees, depth chosen from a noisy row count (%u at most)",
-             algorithm_note(config), config->trees, config->depth);
-  else if (rdt_forest_kind_of(config->algorithm)->reads_public_rows && (!config->depth || !config->primary_trees))
-    snprintf(request, sizeof request, "%s, trees and depth chosen from the public rows", algorithm_note(config));
-  else
-    snprintf(request, sizeof request, "%s, %u trees, depth %u", algorithm_note(config), config->trees,
-             config->depth);
-  size_t used = strlen(request);
-  snprintf(request + used, sizeof request - used, "%s", tail);
-  return rdt_ledger_charge(db, conn, config->ledger, rdt_unit_active(u) ? u->eps_total : config->eps, fn, request,
-                           st->note, &st->receipt, err, en);
+  rdt_learn_about about;
+  about_learner(st, &about);
+  size_t used = strlen(about.request);
+  snprintf(about.request + used, sizeof about.request - used, "%s", tail);
+  return rdt_ledger_charge(db, conn, st->ledger, rdt_unit_active(u) ? u->eps_total : st->common.eps, fn,
+                           about.request, st->note, &st->receipt, err, en);
 }
 
 /* Appends one scalar member of a learner's rdt_info facts as JSON. */
@@ -420,14 +329,24 @@ static void append_scalar(sqlite3_str *o, const rdt_json *v) {
 ** it is in the released model (rdt_info), so the ledger tells no more. */
 static char *trained_json(const train_state *st) {
   sqlite3_str *o = sqlite3_str_new(NULL);
-  if (st->learner) {
+  if (st->learner->trained) { /* the learner's own object */
+    rdt_bytes t = {0};
+    st->learner->trained(st->state, &t);
+    int oom = t.oom || t.n > INT32_MAX;
+    if (!oom) sqlite3_str_append(o, (const char *)t.p, (int)t.n);
+    rdt_bytes_free(&t);
+    if (oom) {
+      sqlite3_free(sqlite3_str_finish(o));
+      return NULL;
+    }
+  } else {
     sqlite3_str_appendall(o, "{\"algorithm\":");
     rdt_sql_json_string(o, st->learner->name, strlen(st->learner->name));
     /* The learner's own facts (learner.h, describe): its scalar members
     ** but the long "mechanism" text. */
     rdt_bytes d = {0};
     rdt_bytes_text(&d, "{");
-    st->learner->describe(st->lstate, &d);
+    st->learner->describe(st->state, &d);
     rdt_bytes_text(&d, "\"\":null}");
     char jerr[16];
     rdt_json *facts = d.oom ? NULL : rdt_json_parse((const char *)d.p, d.n, jerr, sizeof jerr);
@@ -438,19 +357,8 @@ static char *trained_json(const train_state *st) {
     }
     rdt_json_free(facts);
     rdt_bytes_free(&d);
-  } else {
-    const rdt_forest *f = &st->forest;
-    const rdt_config *c = &f->config;
-    sqlite3_str_appendf(o, "{\"algorithm\":\"%s\"", rdt_forest_kind_of(c->algorithm)->option);
-    if (f->matrix)
-      sqlite3_str_appendf(o, ",\"noise\":\"matrix\",\"strategy\":\"%s\"", rdt_strategy_name(f->matrix->strategy));
-    sqlite3_str_appendf(o, ",\"trees\":%u,\"depth\":%u,\"depth_from\":\"%s\"", c->trees, c->depth,
-                        c->auto_depth ? "noisy row count" : st->depth_from_public ? "public rows" : "options");
-    if (f->sharp) sqlite3_str_appendf(o, ",\"primary_trees\":%u", c->primary_trees);
-    if (f->tree_kept) sqlite3_str_appendf(o, ",\"voting_trees\":%u", f->n_kept);
-    if (c->task == RDT_TASK_REGRESSION) sqlite3_str_appendall(o, ",\"task\":\"regression\"");
+    sqlite3_str_appendchar(o, 1, '}');
   }
-  sqlite3_str_appendchar(o, 1, '}');
   if (sqlite3_str_errcode(o)) {
     sqlite3_free(sqlite3_str_finish(o));
     return NULL;
@@ -473,139 +381,46 @@ int rdt_train_record(rdt_train_session *st, const unsigned char *blob, size_t si
 }
 
 int rdt_train_build(rdt_train_session *st, sqlite3 *db, char *err, size_t en) {
-  rdt_config *config = &st->config;
+  const rdt_learner *l = st->learner;
   rdt_sql_cancel_init(&st->cancel, db);
-  config->cancel = &st->cancel.core;
-  if (st->learner) {
-    err[0] = 0;
-    st->lstate = st->learner->start(st->lopts, &st->schema, &st->lcommon, err, en);
-    st->lx = malloc((st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
-    if (!st->lstate || !st->lx) {
-      if (!err[0] || st->lstate) snprintf(err, en, "out of memory while starting \"%s\"", st->learner->name);
+  st->started = 1;
+  err[0] = 0;
+  rdt_learn_about about;
+  about_learner(st, &about);
+  /* The public rows, before any private row is used. */
+  if (about.public_query && !read_public_rows(db, st, &about, err, en)) return 0;
+  if (l->build) {
+    if (!l->build(st->state, &st->schema, &st->cancel.core, st->max_bytes, err, en)) {
+      if (!err[0]) snprintf(err, en, "out of memory while starting \"%s\"", l->name);
       return 0;
     }
-    return 1;
-  }
-  const rdt_forest_kind *kind = rdt_forest_kind_of(config->algorithm);
-  if (kind->reads_public_rows) {
-    /* The public rows, before any private row is used. */
-    if (!read_public_rows(db, st, &st->schema, config->public_query, err, en)) return 0;
-    st->depth_from_public = config->depth == 0;
-  }
-  rdt_forest_input in = forest_input(st);
-  if (kind->plan) kind->plan(config, &st->schema, &in); /* from public facts only */
-  st->built = 1; /* the forest owns the schema from here, even on failure */
-  if (!rdt_forest_init(&st->forest, &st->schema, config) ||
-      !(st->xs = malloc((size_t)RDT_TRAIN_CHUNK * st->forest.schema.n_features * sizeof *st->xs))) {
-    snprintf(err, en, "%s", st->forest.error[0] ? st->forest.error : "out of memory while building the forest");
+  } else if (!(st->state = l->start(st->opts, &st->schema, &st->common, err, en))) {
+    if (!err[0]) snprintf(err, en, "out of memory while starting \"%s\"", l->name);
     return 0;
   }
-  if (kind->build && !kind->build(&st->forest, &in, err, en)) {
-    if (!err[0]) snprintf(err, en, "out of memory while drawing the %s trees", kind->name);
+  st->x = malloc((st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->x);
+  if (!st->x) {
+    snprintf(err, en, "out of memory while starting \"%s\"", l->name);
     return 0;
   }
-  uint64_t size;
-  int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  if (kind->multiway && (size = rdt_model_size(&st->forest)) > (uint64_t)limit) {
-    snprintf(err, en,
-             "model too large: %u multiway trees of depth %u with %llu leaves and %u classes need %llu bytes, above "
-             "this connection's SQLITE_LIMIT_LENGTH of %d; use fewer trees, a smaller depth or fewer bins",
-             config->trees, config->depth, (unsigned long long)rdt_forest_total_leaves(&st->forest),
-             st->forest.schema.n_classes, (unsigned long long)size, limit);
-    return 0;
-  }
-  /* No worker (no memory, no thread, one CPU) is not an error: the steps
-  ** then count the rows themselves, with the same result. */
-  if (config->threads == 2 && !kind->buffers_rows && sysconf(_SC_NPROCESSORS_ONLN) > 1)
-    st->worker = rdt_train_worker_start(&st->forest);
-  point_at_buffer(st);
   return 1;
-}
-
-/* Buffer one DiPriMe row. Row rules as for RDT; a regression target that is
-** NULL or not a number drops the row (it is clamped into the target bounds
-** later). Beyond "max_rows" rows, a uniform sample of max_rows of them is
-** kept (row_sample.h: bottom-k of random priorities), so the row count never
-** causes an error; diprime.h charges for the sampling whether or not it
-** happens. Running out of memory while growing the buffer is an error about
-** max_rows (a parameter). */
-static int diprime_buffer_row(train_state *st, sqlite3_value *label, sqlite3_value **features, char *err,
-                              size_t en) {
-  rdt_forest *f = &st->forest;
-  uint32_t nf = f->schema.n_features;
-  double target = 0;
-  long cls = 0;
-  if (f->config.task == RDT_TASK_REGRESSION) {
-    if (!rdt_sql_number(label, &target)) return 1;
-  } else {
-    cls = rdt_sql_class(&f->schema, label);
-    if (cls < 0) return 1;
-  }
-  if (st->sample.k == 0 && /* the first kept row: the priorities' own stream, seeded with the model */
-      !rdt_row_sample_init(&st->sample, f->config.max_rows, f->config.seeded ? f->config.seed_key : NULL,
-                           "diprime-row-sample")) {
-    snprintf(err, en, "\"max_rows\" is out of range"); /* cannot happen: options.c checks it */
-    return 0;
-  }
-  if (st->sample.size == st->cap_rows && st->cap_rows < f->config.max_rows) { /* room for a new slot */
-    uint64_t cap = st->cap_rows ? st->cap_rows * 2 : 1024;
-    if (cap > f->config.max_rows) cap = f->config.max_rows;
-    double *x = realloc(st->rows_x, (size_t)cap * nf * sizeof *x);
-    if (x) st->rows_x = x;
-    double *y = realloc(st->rows_y, (size_t)cap * sizeof *y);
-    if (y) st->rows_y = y;
-    uint32_t *c = realloc(st->rows_c, (size_t)cap * sizeof *c);
-    if (c) st->rows_c = c;
-    if (!x || !y || !c) {
-      snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
-      return 0;
-    }
-    st->cap_rows = cap;
-  }
-  uint64_t slot;
-  rdt_row_sample_result r = rdt_row_sample_offer(&st->sample, &slot);
-  if (r == RDT_ROW_SAMPLE_NOMEM) {
-    snprintf(err, en, "out of memory while buffering rows for DiPriMe; lower \"max_rows\"");
-    return 0;
-  }
-  if (r == RDT_ROW_SAMPLE_SKIP) return 1;
-  rdt_sql_features(&f->schema, features, st->rows_x + (size_t)slot * nf);
-  st->rows_y[slot] = target;
-  st->rows_c[slot] = (uint32_t)cls;
-  st->n_rows = st->sample.size; /* slots 0 .. size - 1 hold the sample */
-  return 1;
-}
-
-/* A learner's row: the same rules as a forest's. A class outside "classes"
-** or a NULL label drops the row; a target that is not a number drops it,
-** one outside the bounds is clamped. */
-static void learner_row(train_state *st, sqlite3_value *label, sqlite3_value **features) {
-  double target = 0;
-  long cls = 0;
-  if (st->lcommon.regression) {
-    if (!rdt_sql_number(label, &target)) return;
-    target = target < st->lcommon.target_min ? st->lcommon.target_min
-             : target > st->lcommon.target_max ? st->lcommon.target_max : target;
-  } else if ((cls = rdt_sql_class(&st->schema, label)) < 0) {
-    return;
-  }
-  rdt_sql_features(&st->schema, features, st->lx);
-  st->learner->row(st->lstate, st->lx, (uint32_t)cls, target);
 }
 
 int rdt_train_row(rdt_train_session *st, sqlite3_value *label, sqlite3_value **features, char *err, size_t en) {
-  if (st->learner) {
-    learner_row(st, label, features);
+  /* A class outside "classes" or a NULL label drops the row; a target that
+  ** is not a number drops it, one outside the bounds is clamped. */
+  double target = 0;
+  long cls = 0;
+  if (st->common.regression) {
+    if (!rdt_sql_number(label, &target)) return 1;
+    target = target < st->common.target_min ? st->common.target_min
+             : target > st->common.target_max ? st->common.target_max : target;
+  } else if ((cls = rdt_sql_class(&st->schema, label)) < 0) {
     return 1;
   }
-  if (rdt_forest_kind_of(st->forest.config.algorithm)->buffers_rows) return diprime_buffer_row(st, label, features, err, en);
-  /* Rows whose label is NULL or not in "classes" are dropped (documented). */
-  long cls = rdt_sql_class(&st->forest.schema, label);
-  if (cls < 0) return 1;
-  rdt_sql_features(&st->forest.schema, features, st->fill_xs + (size_t)st->pending * st->forest.schema.n_features);
-  st->fill_cls[st->pending++] = (uint32_t)cls;
-  if (st->pending == st->fill_cap) count_buffered(st);
-  return 1;
+  rdt_sql_features(&st->schema, features, st->x);
+  st->learner->row(st->state, st->x, (uint32_t)cls, target);
+  return !(st->learner->row_failed && st->learner->row_failed(st->state, err, en));
 }
 
 int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
@@ -615,95 +430,51 @@ int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx) {
 void rdt_train_session_free(rdt_train_session *st) {
   if (!st) return;
   rdt_ledger_receipt_free(&st->receipt);
+  if (st->state) st->learner->free(st->state); /* the learner wipes its own state (and stops its thread) */
   rdt_sql_cancel_free(&st->cancel);
-  if (st->learner) { /* the learner wipes its own state */
-    if (st->lstate) st->learner->free(st->lstate);
-    if (st->lx) sodium_memzero(st->lx, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->lx);
-    free(st->lx);
-    rdt_json_free(st->lopts);
-    if (st->configured) rdt_schema_free(&st->schema);
-    sodium_memzero(&st->lcommon, sizeof st->lcommon); /* holds the seed key */
-    free(st);
-    return;
-  }
-  rdt_train_worker_free(st->worker); /* joins the thread before the forest goes */
-  st->worker = NULL;
-  uint32_t nf = rdt_train_schema(st)->n_features;
-  if (st->rows_x) { /* buffered rows are private */
-    sodium_memzero(st->rows_x, (size_t)st->cap_rows * nf * sizeof *st->rows_x);
-    sodium_memzero(st->rows_y, (size_t)st->cap_rows * sizeof *st->rows_y);
-    sodium_memzero(st->rows_c, (size_t)st->cap_rows * sizeof *st->rows_c);
-  }
-  free(st->pub); /* public rows: nothing to wipe */
-  free(st->rows_x);
-  free(st->rows_y);
-  free(st->rows_c);
-  rdt_row_sample_free(&st->sample); /* its priorities would tell the row count */
-  if (st->xs) /* buffered rows are private too */
-    sodium_memzero(st->xs, (size_t)RDT_TRAIN_CHUNK * nf * sizeof *st->xs);
-  free(st->xs);
-  rdt_forest_wipe_counters(&st->forest); /* exact counts and tables are the private part of the state */
-  if (st->built) rdt_forest_free(&st->forest);
-  else if (st->configured) rdt_schema_free(&st->schema);
-  sodium_memzero(&st->config, sizeof st->config); /* holds the seed key */
+  if (st->x) sodium_memzero(st->x, (st->schema.n_features ? st->schema.n_features : 1) * sizeof *st->x);
+  free(st->x);
+  rdt_json_free(st->opts);
+  if (st->configured) rdt_schema_free(&st->schema);
+  sodium_memzero(&st->common, sizeof st->common); /* holds the seed key */
   free(st);
 }
 
-static unsigned char *learner_finish(train_state *st, size_t *size, char *err, size_t en) {
+unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  const rdt_learner *l = st->learner;
   rdt_rng noise;
-  rdt_rng_init_for(&noise, st->lcommon.seeded ? st->lcommon.seed_key : NULL, "noise", 0);
-  rdt_learned m;
-  memset(&m, 0, sizeof m);
-  m.learner = st->learner;
-  m.state = st->lstate;
-  m.schema = st->schema; /* borrowed: the session frees it */
-  m.common = st->lcommon;
-  /* A learner's own finishing step (ext/core/learners/) does not poll:
-  ** the stop request is asked for before it and after it, and an
-  ** interrupted finish releases nothing. */
-  int released = !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS) && st->learner->finish(st->lstate, &noise) &&
-                 !rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS);
-  rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
+  rdt_rng_init_for(&noise, st->common.seeded ? st->common.seed_key : NULL, "noise", 0);
+  /* A learner built with build() polls the stop request in its finish; any
+  ** other's finishing step (ext/core/learners/) does not: the stop request
+  ** is asked for before it and after it. An interrupted finish releases
+  ** nothing. */
+  int asks = !l->build;
+  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) && l->finish(st->state, &noise) &&
+                 !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS));
+  unsigned char *blob = NULL;
+  if (released && l->whole_model) { /* the learner's encode writes the whole model */
+    rdt_bytes b = {0};
+    l->encode(st->state, &b);
+    if (b.oom) rdt_bytes_free(&b);
+    blob = b.p;
+    *size = b.n;
+  } else if (released) { /* a payload, in the learner envelope (model.c) */
+    rdt_learned m;
+    memset(&m, 0, sizeof m);
+    m.learner = l;
+    m.state = st->state;
+    m.schema = st->schema; /* borrowed: the session frees it */
+    m.common = st->common;
+    rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
+    blob = rdt_learned_encode(&m, size);
+    sodium_memzero(&m.common, sizeof m.common);
+  }
   rdt_rng_clear(&noise);
-  unsigned char *blob = released ? rdt_learned_encode(&m, size) : NULL;
-  sodium_memzero(&m.common, sizeof m.common);
   if (!released)
     snprintf(err, en, "the noise could not be set up or memory ran out while releasing the model; nothing was "
                       "released");
   else if (!blob)
     snprintf(err, en, "out of memory while encoding the model");
-  return blob;
-}
-
-unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
-  if (st->learner) return learner_finish(st, size, err, en);
-  rdt_forest *f = &st->forest;
-  /* One question before the last rows are counted: an interrupt during the
-  ** row pass (or the statement's cleanup after one, which still calls this)
-  ** must not wait for the worker to walk its buffers through large trees. */
-  if (rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) rdt_train_worker_abandon(st->worker);
-  else if (st->pending) count_buffered(st);
-  rdt_train_worker_free(st->worker); /* waits until every row is counted, or abandoned */
-  st->worker = NULL;
-  if (rdt_cancel_stopped(&st->cancel.core)) {
-    snprintf(err, en, "interrupted; nothing was released");
-    return NULL;
-  }
-  rdt_rng noise;
-  rdt_rng_init_for(&noise, f->config.seeded ? f->config.seed_key : NULL, "noise", 0);
-  rdt_forest_input in = forest_input(st);
-  int released = rdt_forest_kind_of(f->config.algorithm)->release(f, &in, &noise);
-  rdt_rng_clear(&noise);
-  if (released) released = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
-  if (!released) {
-    /* Fail closed: a release whose noise could not be set up (or whose
-    ** memory ran out) is never encoded. */
-    snprintf(err, en, "the noise could not be set up or memory ran out while releasing the model; nothing was "
-                      "released");
-    return NULL;
-  }
-  unsigned char *blob = rdt_model_encode(f, size);
-  if (!blob) snprintf(err, en, "out of memory while encoding the model");
   return blob;
 }
 

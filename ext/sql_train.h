@@ -7,7 +7,8 @@
 **      shares, option conflicts). Errors are parameter errors: no row exists.
 **   2. charge: the ledger named in the options is charged and the charge
 **      committed (sql_ledger.c).
-**   3. build: RDT#'s public rows are read and the tree structure drawn.
+**   3. build: the learner's public rows (RDT#'s) are read and the learner
+**      started or built (a forest's structure drawn).
 **   4. row: one private row at a time; never an error for a row's values
 **      (the data-independent rules of sql/reference.md).
 **   5. finish: the noise is added (failing closed: no noise, no model), the

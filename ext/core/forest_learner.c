@@ -76,6 +76,11 @@ void rdt_forest_learner_encode(const void *st, rdt_bytes *out) {
     out->oom = 1;
     return;
   }
+  if (!out->p && !out->oom) { /* an empty buffer takes the BLOB itself: a model may be as large as SQLite allows */
+    out->p = blob;
+    out->n = out->cap = n;
+    return;
+  }
   rdt_bytes_put(out, blob, n);
   free(blob);
 }

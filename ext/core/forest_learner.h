@@ -7,7 +7,8 @@
 ** Contract:
 **   1. rdt_forest_learner_new() builds the forest from a copy of the schema
 **      and a complete config (the caller's public choices); it reads no row.
-**   2. The encoded payload is the forest's own model BLOB (model.c); decode
+**   2. The encoded payload is the forest's own model BLOB (model.c; into an
+**      empty rdt_bytes, the encoder's own buffer, not a copy); decode
 **      accepts exactly what the encoder writes (one encoding per model) and
 **      only a classification forest of the expected algorithm.
 **   3. predict() is post-processing of the released counts; out of memory

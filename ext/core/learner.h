@@ -1,6 +1,7 @@
 /*
-** learner.h - the interface every data-adaptive learner implements, and
-** the registry that finds one by name or id (learners/registry.c). No SQLite.
+** learner.h - the interface every learner implements (the data-adaptive
+** ones, and through contract 8 the classic forests), and the registry that
+** lists them (learners/registry.c). No SQLite.
 **
 ** Contract of a learner (each learner file states its own privacy facts):
 **   1. start() sees the options, the public schema and the common facts
@@ -8,7 +9,8 @@
 **      mistakes; it says how ε is divided (describe).
 **   2. row() takes one cleaned row (schema order: numeric values clamped
 **      into their bounds, categorical codes 0 .. n_values, n_values being
-**      `other`) with its class index or clamped target; it never fails.
+**      `other`) with its class index or clamped target; it never fails
+**      (a learner that buffers rows may run out of memory: row_failed, 8).
 **   3. merge() adds a partial state built with the same options, before
 **      noise: training state is additive.
 **   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
@@ -18,6 +20,18 @@
 **      validates everything (the bytes may be hostile) and never crashes.
 **   6. predict() and describe() are post-processing of the release.
 **   7. free() wipes before it frees.
+**   8. The optional hooks after set_readout (NULL for a learner without
+**      them) serve a learner that writes whole models: the classic forests
+**      (learners/forest_algorithms.c). It reads its whole options document
+**      (configure), may read public rows before it is built (public_row),
+**      is built rather than started (build), may fail on a row only for
+**      memory (row_failed), polls the caller's stop request itself (cancel.h)
+**      and says what it will train and what it trained (about, trained).
+**      It needs no merge, decode, predict or describe (NULL): its rows pass
+**      through one session, and model.c decodes its models. Its encode() writes a complete model BLOB (model.c), which the caller
+**      returns as it is: no learner envelope, no learner id, and the registry
+**      never finds it by name or id (rdt_learner_find, rdt_learner_by_id),
+**      so no caller decodes a model as its payload or picks it as a candidate.
 ** Neighbouring relation for every learner: add or remove one row.
 */
 #ifndef RDT_LEARNER_H
@@ -26,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cancel.h"
 #include "json.h"
 #include "noise.h"
 #include "rng.h"
@@ -82,6 +97,27 @@ typedef struct rdt_learn_plan {
   double state_bytes;   /* memory its training state holds whatever the rows (0: grows with them) */
 } rdt_learn_plan;
 
+/* Contract 8: options.c's reader of a whole options document (its
+** rdt_options_parse), handed to configure() by the caller: options.c finds
+** learners through the registry, so a learner may not call it itself. */
+struct rdt_config;
+typedef int (*rdt_learn_options_reader)(const char *json, size_t len, rdt_schema *schema, struct rdt_config *config,
+                                        char *err, size_t err_size);
+
+/* Contract 8: what a configured learner will train, before any row (public:
+** the options' consequences). */
+typedef struct rdt_learn_about {
+  const char *algorithm;     /* how rdt_check and the ledger's request name it */
+  uint64_t max_rows;         /* the rows it buffers and samples down to; 0: it buffers none */
+  /* The SELECT of its public rows (NULL: none), and the tables it may read,
+  ** each NUL-terminated, public_tables_len bytes in all. The caller runs it and
+  ** passes each cleaned row to public_row() before build(). */
+  const char *public_query;
+  const char *public_tables;
+  uint32_t public_tables_len;
+  char request[400];         /* the ledger's request: what is known before the rows */
+} rdt_learn_about;
+
 typedef struct rdt_learner {
   const char *name;             /* the "algorithm" option's value */
   uint32_t id;                  /* stored in the model (LRNR section) */
@@ -112,11 +148,43 @@ typedef struct rdt_learner {
   ** and pays for it (naive_bayes.c 6c), which is what auto.c uses. */
   uint32_t (*readouts)(const void *st);
   void (*set_readout)(void *st, uint32_t r);
+  /* ---- Contract 8: a learner that writes whole models ------------------- */
+  int whole_model; /* encode() writes a complete model BLOB and may hand its buffer over (out empty) */
+  /* Reads the whole options document with `read` (in place of options.c's
+  ** rdt_options_parse_learner and start's opts) into the schema, the common
+  ** facts, the ledger's name ("" for none) and the label's; checks that the
+  ** model can fit in max_bytes as far as the options tell (the SQL binding:
+  ** SQLITE_LIMIT_LENGTH, which the message names). Returns the configured
+  ** state, or NULL with err (empty: out of memory) and nothing to free. */
+  void *(*configure)(const char *json, size_t len, rdt_learn_options_reader read, uint64_t max_bytes, rdt_schema *s,
+                     rdt_learn_common *c, char *ledger, size_t ledger_size, char *label, char *err, size_t en);
+  /* What the configured state will train (NULL: the learner's name is its
+  ** algorithm and its request; it buffers no rows and reads no public rows). */
+  void (*about)(const void *st, rdt_learn_about *out);
+  /* One cleaned public row (about's public_query), before build(); 0 with
+  ** err when there are too many or memory runs out. */
+  int (*public_row)(void *st, const double *x, char *err, size_t en);
+  /* In place of start(): builds the configured state for the schema s (its
+  ** bounds may have been set since configure), before any private row, and
+  ** checks the model's size once its structure is drawn. `cancel` (cancel.h)
+  ** is polled here and in finish(): the caller asks nothing around them.
+  ** 1, or 0 with err; the state is freed by free() either way. */
+  int (*build)(void *st, const rdt_schema *s, rdt_cancel *cancel, uint64_t max_bytes, char *err, size_t en);
+  /* Whether a row() ran out of memory (rows are never otherwise an error):
+  ** 1 with err, and the caller stops. */
+  int (*row_failed)(const void *st, char *err, size_t en);
+  /* After finish(): what was trained, a JSON object for the ledger (all of
+  ** it in the released model). */
+  void (*trained)(const void *st, rdt_bytes *json);
 } rdt_learner;
 
-/* The registry (learners/registry.c): NULL when unknown. */
+/* The registry (learners/registry.c): NULL when unknown. find and by_id
+** know only the learners whose models are payloads (contract 8). */
 const rdt_learner *rdt_learner_find(const char *name);
 const rdt_learner *rdt_learner_by_id(uint32_t id);
+/* The learner of options that name no learner find() knows: the table's
+** whole-model learner (the classic forests, options.c's rdt_options_parse). */
+const rdt_learner *rdt_learner_for_forests(void);
 
 /* Shared binning: the public bin of a cleaned value. Numeric features use
 ** `bins` equal-width bins of [min, max]; categorical ones their code (their
