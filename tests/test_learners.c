@@ -144,6 +144,15 @@ static void test_registry(void) {
             strcmp(rdt_learner_naive_bayes.options[0], "bins") == 0 && rdt_learner_naive_bayes.options[1] &&
             strcmp(rdt_learner_naive_bayes.options[1], "readout") == 0 && rdt_learner_naive_bayes.options[2] == NULL,
         "registry: naive_bayes classifies and reads the options \"bins\" and \"readout\" only");
+  /* learner.h contract 8: the classic forests are the table's whole-model
+  ** learner, reached only through rdt_learner_for_forests: no name or id
+  ** lookup finds it, so no model is decoded as its payload and auto never
+  ** takes it as a candidate. */
+  const rdt_learner *f = rdt_learner_for_forests();
+  check(f && f->whole_model && f->configure && f->build && f->encode && f->finish &&
+            rdt_learner_find(f->name) == NULL && rdt_learner_by_id(f->id) != f && rdt_learner_find("rdt") == NULL &&
+            rdt_learner_find("auto") && !rdt_learner_find("auto")->whole_model,
+        "registry: the classic forests' whole-model learner is reachable only through rdt_learner_for_forests");
 }
 
 /* ---- naive Bayes ----------------------------------------------------------- */
