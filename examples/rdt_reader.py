@@ -860,9 +860,12 @@ class LearnerModel:
             raise ModelError("the export's \"learner\" (%s) is not its model's (%s)" % (doc.get("learner"), self.learner))
         r, lid, eps_num = facts["payload"], facts["learner"], facts["eps_num"]
         self.chosen = self.learner
-        if lid == 5:  # auto.c: chosen id, picked id, n^, s, gain, the constant's ε share, the chosen payload
+        if lid == 5:  # auto.c: chosen id, picked id, n^, s, gain, the constant's ε share, [the guard's sensitivity,] the chosen payload
             chosen, picked, n_hat, snr, gain, eps_k = r.u32(), r.u32(), r.f64(), r.f64(), r.f64(), r.u64()
-            if (chosen not in _LEARNERS or chosen == 5 or (picked and (picked not in _LEARNERS or picked == 5))
+            # bit 31 of the picked id: the guard's sensitivity follows (auto.c step 6); 1 before it
+            sensitivity = r.f64() if picked & 0x80000000 else 1.0
+            picked &= 0x7FFFFFFF
+            if (not 0 <= sensitivity <= 1 or (not self.regression and sensitivity != 1) or chosen not in _LEARNERS or chosen == 5 or (picked and (picked not in _LEARNERS or picked == 5))
                     or eps_k != eps_num // 20 or not _finite(n_hat)
                     or not (_finite(snr) or (not self.private and snr == math.inf))
                     or math.isinf(gain)):

@@ -1030,7 +1030,7 @@ static void audit_auto_guard(int broken) {
   for (long i = 0; i < SAMPLES && ok; i++) {
     for (int side = 0; side < 2; side++) {
       double g;
-      ok = rdt_auto_guard(2.0 + side, 0, used, &rng, &g);
+      ok = rdt_auto_guard(2.0 + side, 0, 1, used, &rng, &g);
       k[side][0] += g > 0;
       k[side][1] += g > 4;
       k[side][2] += g <= -1;
@@ -1043,6 +1043,38 @@ static void audit_auto_guard(int broken) {
   }
   report(broken ? "auto's guard noised with twice the eps it claims (broken twin)"
                 : "auto's guard: noisy validation gain, gains 2 vs 3",
+         k[0], k[1], AUTO_EVENTS, 1.0, !broken);
+}
+
+/* ---- mechanism: auto's regression guard (learners/auto.c, step 4) --------
+** Neighbours: one validation row more, whose gain (the constant's absolute
+** error minus the pick's, over the target range) is at most the bound the
+** two released models give, here 0.25: gains 0.5 and 0.75. Released: the
+** noisy gain (lattice Laplace, grid 2^-10); events: kept (> 0) and two
+** thresholds. The broken twin states the bound as 0.125. */
+static void audit_auto_guard_regression(int broken) {
+  rdt_eps eps;
+  rdt_eps_from_double(1.0, &eps);
+  long k[2][AUTO_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "auto-reg-broken" : "auto-reg", 0);
+  int ok = 1;
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2; side++) {
+      double g;
+      ok = rdt_auto_guard(0.5 + 0.25 * side, 1, broken ? 0.125 : 0.25, eps, &rng, &g);
+      k[side][0] += g > 0;
+      k[side][1] += g > 1;
+      k[side][2] += g <= 0.25;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) {
+    check(0, "auto regression guard audit setup");
+    return;
+  }
+  report(broken ? "auto's regression guard with its gain's bound stated as half (broken twin)"
+                : "auto's regression guard: noisy gain bounded by the models' span, gains 0.5 vs 0.75",
          k[0], k[1], AUTO_EVENTS, 1.0, !broken);
 }
 
@@ -1534,6 +1566,8 @@ int main(void) {
   audit_nb_auto_bins(1);
   audit_auto_guard(0);
   audit_auto_guard(1);
+  audit_auto_guard_regression(0);
+  audit_auto_guard_regression(1);
   audit_nb_readout_choice(0);
   audit_nb_readout_choice(1);
   audit_constant(0);

@@ -497,6 +497,37 @@ static void test_learns_regression(void) {
   setup_free(&s);
 }
 
+/* learner.h's span (boost_span): the least and greatest prediction over
+** every input are reached on a grid that visits every bin of both features
+** (x below, inside and above its bounds; every code and `other`); none for
+** classification. */
+static void test_span(void) {
+  char json[1024];
+  snprintf(json, sizeof json, REG_OPTS, "1", "");
+  setup s;
+  setup_parse(&s, json);
+  void *st = trained(&s, 3000, "span");
+  double lo = 0, hi = 0, mn = 1e300, mx = -1e300;
+  int ok = st && L->span && L->span(st, &lo, &hi);
+  for (int i = -20; ok && i <= 1020; i++)
+    for (int c = 0; c <= 2; c++) {
+      double x[2] = {i / 1000.0, c}, p;
+      L->predict(st, x, &p);
+      mn = p < mn ? p : mn;
+      mx = p > mx ? p : mx;
+    }
+  check(ok && fabs(lo - mn) < 1e-12 && fabs(hi - mx) < 1e-12 && lo < hi && lo >= -1 && hi <= 3,
+        "boost span: the least and greatest prediction over every bin combination, inside the target bounds");
+  if (st) L->free(st);
+  setup_free(&s);
+  snprintf(json, sizeof json, CLS_OPTS, "1", "");
+  setup_parse(&s, json);
+  st = trained(&s, 300, "span-cls");
+  check(st && !L->span(st, &lo, &hi), "boost span: none for classification");
+  if (st) L->free(st);
+  setup_free(&s);
+}
+
 /* Non-private and private models learn the signal of data_row. */
 static void test_learns(void) {
   char json[1024];
@@ -614,6 +645,7 @@ int main(void) {
   test_clip();
   test_trace_regression();
   test_learns_regression();
+  test_span();
   test_learns();
   test_auto_bins();
   test_smooth_width();

@@ -1149,6 +1149,104 @@ static void test_forest_learners(const rdt_schema *s, const double *x, const uin
   r->free(rt);
 }
 
+/* auto.c step 4 and 6: the regression guard's sensitivity is the bound the
+** two released models put on a row's gain (boost's span around the
+** constant's prediction, over the target range), stored after the
+** constant's share behind bit 31 of the picked id; the margin is one noise
+** scale, sensitivity / eps. A payload without the flag (written before)
+** reads as sensitivity 1; a sensitivity outside [0, 1], or other than 1 on
+** a classifier, is refused. */
+static double json_number(const rdt_bytes *d, const char *key) {
+  const char *m = strstr((const char *)d->p, key);
+  return m ? strtod(m + strlen(key), NULL) : -1;
+}
+
+static void test_auto_regression_guard(const rdt_schema *cls_schema, const double *cx, const uint32_t *ccls) {
+  static const char opts[] = "{\"algorithm\": \"auto\", \"epsilon\": 1, \"task\": \"regression\", "
+                             "\"target\": {\"min\": 0, \"max\": 4}, \"features\": ["
+                             "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+                             "{\"name\": \"z\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  const rdt_learner *l = rdt_learner_find("auto");
+  rdt_json *o = NULL;
+  rdt_schema s;
+  rdt_learn_common c;
+  char ledger[160], label[RDT_MAX_NAME + 1], err[256];
+  memset(&s, 0, sizeof s);
+  int parsed = rdt_options_parse_learner(opts, strlen(opts), l, &o, &s, &c, ledger, sizeof ledger, label, err, sizeof err);
+  void *a = parsed ? l->start(o, &s, &c, err, sizeof err) : NULL;
+  rdt_rng r, data;
+  seeded(&r, "auto-reg-guard");
+  seeded(&data, "auto-reg-rows");
+  for (int i = 0; a && i < 4000; i++) {
+    double x[2] = {rdt_rng_unit(&data), rdt_rng_unit(&data)};
+    l->row(a, x, 0, 1 + 2 * x[0] + 0.5 * rdt_rng_unit(&data));
+  }
+  rdt_bytes e = {0}, d = {0};
+  int ok = a && l->finish(a, &r) && encode(l, a, &e) && e.n > 48;
+  if (ok) l->describe(a, &d);
+  rdt_bytes_put(&d, "", 1);
+  uint32_t picked = 0;
+  double sens = -1;
+  if (ok) {
+    memcpy(&picked, e.p + 4, 4); /* little-endian hosts */
+    memcpy(&sens, e.p + 40, 8);
+  }
+  double ds = ok ? json_number(&d, "\"guard_sensitivity\":") : -1, dm = ok ? json_number(&d, "\"guard_margin\":") : -1;
+  check(ok && (picked & 0x80000000u) && sens > 0 && sens < 1 && ds == sens && fabs(dm - sens) < 1e-15 &&
+            strstr((const char *)d.p, "\"chosen\":\"boost\""),
+        "auto regression: the guard's sensitivity is the released models' bound (below 1), stored and described");
+  rdt_bytes_free(&d);
+  /* written before: no flag, no sensitivity field */
+  unsigned char *old = ok ? malloc(e.n - 8) : NULL;
+  void *back = NULL;
+  if (old) {
+    memcpy(old, e.p, 40);
+    memcpy(old + 40, e.p + 48, e.n - 48);
+    old[7] &= 0x7f;
+    back = decode(l, old, e.n - 8, &s, &c);
+  }
+  rdt_bytes d2 = {0};
+  if (back) l->describe(back, &d2);
+  rdt_bytes_put(&d2, "", 1);
+  check(back && json_number(&d2, "\"guard_sensitivity\":") == 1 && json_number(&d2, "\"guard_margin\":") == 1,
+        "auto regression: a model written before the stored sensitivity reads as sensitivity 1, margin 1/eps");
+  rdt_bytes_free(&d2);
+  if (back) l->free(back);
+  free(old);
+  int refused = ok;
+  const double bad[3] = {1.5, -0.25, NAN};
+  for (int i = 0; ok && i < 3; i++) {
+    memcpy(e.p + 40, &bad[i], 8);
+    void *t = decode(l, e.p, e.n, &s, &c);
+    refused &= t == NULL;
+    if (t) l->free(t);
+  }
+  /* a classifier's sensitivity is 1 */
+  rdt_learn_common cc = common(1, 1.0);
+  void *k = l->start(NULL, cls_schema, &cc, err, sizeof err);
+  rdt_bytes ek = {0};
+  rdt_rng rk;
+  seeded(&rk, "auto-cls-sens");
+  if (k) train(l, k, cx, ccls, 0, NTRAIN);
+  int kok = k && l->finish(k, &rk) && encode(l, k, &ek) && ek.n > 48;
+  double half = 0.5, one = 0;
+  if (kok) memcpy(&one, ek.p + 40, 8);
+  void *kb = NULL;
+  if (kok) {
+    memcpy(ek.p + 40, &half, 8);
+    kb = decode(l, ek.p, ek.n, cls_schema, &cc);
+  }
+  check(refused && kok && one == 1 && kb == NULL,
+        "auto: a stored sensitivity outside [0, 1], or other than 1 on a classifier, is refused");
+  if (kb) l->free(kb);
+  if (k) l->free(k);
+  rdt_bytes_free(&ek);
+  rdt_bytes_free(&e);
+  if (a) l->free(a);
+  rdt_json_free(o);
+  if (parsed) rdt_schema_free(&s);
+}
+
 /* moment_fit.c 2b: the pooled James-Stein factor of the marginals. Two
 ** classes, two features of 3 values plus an `other` bin (left out). Column
 ** sums that differ by about their noise shrink nearly fully; sums far apart
@@ -1247,6 +1345,7 @@ int main(void) {
     test_nb_nonprivate(&s, x, cls, tx, tcls);
     test_nb_moments(&s, x, cls, tx, tcls);
     test_nb_readout_auto(&s, x, cls, tx);
+    test_auto_regression_guard(&s, x, cls);
     test_nb_private(&s, x, cls, tx, tcls);
     test_nb_no_features();
     test_nb_auto_bins(&s, x, cls, tx);

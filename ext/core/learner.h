@@ -148,6 +148,11 @@ typedef struct rdt_learner {
   ** and pays for it (naive_bayes.c 6c), which is what auto.c uses. */
   uint32_t (*readouts)(const void *st);
   void (*set_readout)(void *st, uint32_t r);
+  /* Optional (NULL: unknown): regression, the least and the greatest value
+  ** predict() returns over every input, in target units (post-processing
+  ** of the release, read after finish(); auto's guard bounds a row's gain
+  ** by it). 1, or 0 when unknown (classification). */
+  int (*span)(const void *st, double *lo, double *hi);
   /* ---- Contract 8: a learner that writes whole models ------------------- */
   int whole_model; /* encode() writes a complete model BLOB and may hand its buffer over (out empty) */
   /* Reads the whole options document with `read` (in place of options.c's

@@ -6,9 +6,10 @@
 
 extern const rdt_learner rdt_learner_auto;
 
-/* Step 4 of auto.c: the validation gain released with eps (sensitivity 1:
-** discrete Laplace on the integer count difference, or lattice Laplace on
-** the regression gain). Returns 0 when the noise cannot be set up. */
-int rdt_auto_guard(double gain, int regression, rdt_eps eps, rdt_rng *noise, double *noisy);
+/* Step 4 of auto.c: the validation gain released with eps: discrete
+** Laplace on the integer count difference (sensitivity 1), or lattice
+** Laplace on the regression gain with the given sensitivity in [0, 1].
+** Returns 0 when the noise cannot be set up. */
+int rdt_auto_guard(double gain, int regression, double sensitivity, rdt_eps eps, rdt_rng *noise, double *noisy);
 
 #endif

@@ -805,6 +805,31 @@ static void boost_predict(const void *st, const double *x, double *out) {
   if (out[0] > s->hi) out[0] = s->hi;
 }
 
+/* learner.h's span: every combination of bins is some input (each
+** feature's bins are all reachable, and features vary independently), so
+** the additive score's extremes are the intercept plus each feature's
+** extreme score, then clamped and scaled as predict() does. */
+static int boost_span(const void *st, double *lo, double *hi) {
+  const boost_state *s = st;
+  if (s->n_classes || !s->scores || !s->intercept) return 0;
+  double a = s->intercept[0], b = s->intercept[0];
+  for (uint32_t f = 0; f < s->nf; f++) {
+    double mn = s->scores[s->off[f]], mx = mn;
+    for (uint32_t j = 1; j < s->nb[f]; j++) {
+      double v = s->scores[s->off[f] + j];
+      mn = v < mn ? v : mn;
+      mx = v > mx ? v : mx;
+    }
+    a += mn;
+    b += mx;
+  }
+  *lo = s->lo + clamp01(a) * (s->hi - s->lo);
+  *hi = s->lo + clamp01(b) * (s->hi - s->lo);
+  if (*hi > s->hi) *hi = s->hi;
+  if (*lo > s->hi) *lo = s->hi;
+  return 1;
+}
+
 static void boost_describe(const void *st, rdt_bytes *json) {
   const boost_state *s = st;
   char buf[1100];
@@ -859,6 +884,7 @@ const rdt_learner rdt_learner_boost = {
     .encode = boost_encode,
     .decode = boost_decode,
     .predict = boost_predict,
+    .span = boost_span,
     .describe = boost_describe,
     .free = boost_free,
 };
