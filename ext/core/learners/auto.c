@@ -375,7 +375,9 @@ static double guard_margin(const auto_state *a) {
 static double regression_sensitivity(const auto_state *a, const rdt_learner *l, const void *st, double q) {
   double lo, hi, range = a->c.target_max - a->c.target_min;
   if (!l->span || !l->span(st, &lo, &hi) || !(range > 0) || !isfinite(lo) || !isfinite(hi)) return 1;
-  double d = (hi - q > q - lo ? hi - q : q - lo) / range;
+  /* 2^-30 above it: a row's gain is computed in floating point, a few ulps
+  ** from its exact value, which the bound must cover */
+  double d = (hi - q > q - lo ? hi - q : q - lo) / range + 0x1p-30;
   return d >= 0 && d <= 1 ? d : d > 1 ? 1 : 0;
 }
 
