@@ -109,23 +109,45 @@ double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const s
 }
 
 /* Contract 2c: feature f's factor a_f in [0, 1] (0: no shrinkage). */
+/* Contract 2c's block of feature f: its first R bins (as in 2b), its total,
+** and a cell's fit under independence of class and bin. */
+static uint32_t block_bins(const uint32_t *n_bins, const uint32_t *n_shrunk, uint32_t f) {
+  return n_shrunk[f] < n_bins[f] ? n_shrunk[f] : n_bins[f];
+}
+
+static double class_sum(const int64_t *blk, uint32_t B, uint32_t R, uint32_t k) {
+  double r = 0;
+  for (uint32_t b = 0; b < R; b++) r += (double)blk[(size_t)k * B + b];
+  return r;
+}
+
+static double block_total(uint32_t C, const int64_t *blk, uint32_t B, uint32_t R) {
+  double t = 0;
+  for (uint32_t k = 0; k < C; k++) t += class_sum(blk, B, R, k);
+  return t;
+}
+
+/* A cell's fit under independence, r_k c_b / t (r: its class's sum). */
+static double independence_fit(uint32_t C, const int64_t *counts, size_t at, uint32_t B, uint32_t b, double r,
+                               double t) {
+  return r * column_sum(C, counts, at + b, B) / t;
+}
+
+/* Contract 2c: feature f's factor a_f in [0, 1] (0: no shrinkage). */
 double rdt_moment_association_shrink(uint32_t C, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
                                      const uint32_t *n_shrunk, double cell_var, uint32_t f) {
   if (!n_shrunk || !(cell_var > 0) || C < 2) return 0;
-  uint32_t B = n_bins[f], R = n_shrunk[f] < B ? n_shrunk[f] : B;
+  uint32_t B = n_bins[f], R = block_bins(n_bins, n_shrunk, f);
   double dof = (double)(C - 1) * (R ? R - 1 : 0);
   if (dof < 3) return 0;
   const int64_t *blk = counts + offset[f];
-  double t = 0, dev = 0;
-  for (uint32_t k = 0; k < C; k++)
-    for (uint32_t b = 0; b < R; b++) t += (double)blk[(size_t)k * B + b];
+  double t = block_total(C, blk, B, R), dev = 0;
   if (!(t > 0)) return 0;
   for (uint32_t k = 0; k < C; k++) {
-    double r = 0;
-    for (uint32_t b = 0; b < R; b++) r += (double)blk[(size_t)k * B + b];
+    double r = class_sum(blk, B, R, k);
     for (uint32_t b = 0; b < R; b++) {
-      double e = (double)blk[(size_t)k * B + b] - r * column_sum(C, counts, offset[f] + b, B) / t;
-      dev += e * e;
+      double x = (double)blk[(size_t)k * B + b] - independence_fit(C, counts, offset[f], B, b, r, t);
+      dev += x * x;
     }
   }
   if (!(dev > 0)) return 0; /* the cells are their independence fit already */
@@ -140,18 +162,14 @@ static void association_targets(uint32_t C, uint32_t d, const uint32_t *n_bins, 
   for (size_t i = 0; i < offset[d]; i++) target[i] = (double)counts[i];
   for (uint32_t f = 0; f < d; f++) {
     double a = rdt_moment_association_shrink(C, n_bins, offset, counts, n_shrunk, cell_var, f);
-    if (!(a > 0)) continue;
-    uint32_t B = n_bins[f], R = n_shrunk[f] < B ? n_shrunk[f] : B;
-    const int64_t *blk = counts + offset[f];
-    double t = 0;
-    for (uint32_t k = 0; k < C; k++)
-      for (uint32_t b = 0; b < R; b++) t += (double)blk[(size_t)k * B + b];
+    if (!(a > 0)) continue; /* also: no block, or a total <= 0 */
+    uint32_t B = n_bins[f], R = block_bins(n_bins, n_shrunk, f);
+    double t = block_total(C, counts + offset[f], B, R);
     for (uint32_t k = 0; k < C; k++) {
-      double r = 0;
-      for (uint32_t b = 0; b < R; b++) r += (double)blk[(size_t)k * B + b];
+      double *cell = target + offset[f] + (size_t)k * B, r = class_sum(counts + offset[f], B, R, k);
       for (uint32_t b = 0; b < R; b++) {
-        double e = r * column_sum(C, counts, offset[f] + b, B) / t;
-        target[offset[f] + (size_t)k * B + b] = e + (1 - a) * ((double)blk[(size_t)k * B + b] - e);
+        double e = independence_fit(C, counts, offset[f], B, b, r, t);
+        cell[b] = e + (1 - a) * (cell[b] - e);
       }
     }
   }
