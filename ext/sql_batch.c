@@ -4,7 +4,9 @@
 **
 ** params is epsilon (a number) or a JSON object {"epsilon", "strategy",
 ** "seed", "ledger", "keep_trees", "note"}; model and params are validated (and a ledger charged)
-** on the first query row, before the queries are used. The queries are the
+** on the first query row, before the queries are used. "seed" is refused
+** with "ledger": seeded noise makes the answer a deterministic function of
+** the training rows, which no charge can make private. The queries are the
 ** analyst's: they are buffered (features cleaned as in rdt_predict) and the
 ** strategy is chosen from them and the model's structure. The result is a
 ** JSON object with the strategy, its expected vote variance and
@@ -111,6 +113,10 @@ static int batch_params(sqlite3_context *ctx, batch_state *st, sqlite3_value *v)
     }
     if (!ledger_ok) {
       batch_error(ctx, st, "\"ledger\" must be the name of an rdt_ledger table (1 to 128 characters)");
+      return 0;
+    }
+    if (st->seeded && ledger[0]) { /* a seeded answer is a deterministic function of the training rows */
+      batch_error(ctx, st, rdt_seed_with_ledger_error);
       return 0;
     }
     if (!keep_ok) {

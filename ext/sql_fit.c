@@ -356,8 +356,7 @@ static int quantile_parse(sqlite3_value *v, quantile_options *o, char *err, size
       snprintf(err, en, "\"seed\" must be an integer or a string");
       ok = 0;
     } else if (o->ledger[0]) {
-      snprintf(err, en, "\"seed\" cannot be combined with \"ledger\": a seeded draw is a deterministic function of "
-                        "the rows, not a private release (seeds are for tests)");
+      snprintf(err, en, "%s", rdt_seed_with_ledger_error);
       ok = 0;
     }
   }

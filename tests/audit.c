@@ -776,6 +776,77 @@ static void audit_batch(int broken) {
   rdt_forest_free(&f[1]);
 }
 
+/* ---- mechanism 10b: batch prediction must not be seeded ------------------
+** Issue 32's pair: a non-private model (4 trees, depth 3), D = 6 rows at
+** a = 0.45 (three of each class), D' = D plus one row of class 1 there;
+** the query x = 0.45, strategy QUERY, eps 0.5. Released: the label. Honest:
+** fresh noise on every call. The broken twin is a "seed" on every call (the
+** same stream each time, as rdt_predict_batch with "seed" gave before it
+** refused one with "ledger"): the answer is then a deterministic threshold
+** of the exact counters, and a seed where D and D' answer differently is
+** found in the setup (an adversary chooses the seed). */
+#define BATCH_SEED_EVENTS 2
+static const char *BATCH_SEED_OPTS =
+    "{\"epsilon\": null, \"trees\": 4, \"depth\": 3, \"seed\": 19, \"classes\": [0, 1],"
+    " \"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+static int batch_label(const rdt_forest *f, double x, rdt_eps eps, rdt_rng *rng) {
+  int64_t votes[2];
+  if (!rdt_batch_answer(f, &x, 1, RDT_BATCH_QUERY, eps, 1, rng, votes)) return -1;
+  return votes[1] > votes[0];
+}
+
+/* Whether the seeded stream `seed` gives the two sides different labels. */
+static int seed_splits(const rdt_forest *f, double x, rdt_eps eps, unsigned seed) {
+  int l[2];
+  for (int side = 0; side < 2; side++) {
+    rdt_rng rng;
+    seeded(&rng, "batch-seed", seed);
+    l[side] = batch_label(&f[side], x, eps, &rng);
+    rdt_rng_clear(&rng);
+  }
+  return l[0] >= 0 && l[1] >= 0 && l[0] != l[1];
+}
+
+static void audit_batch_seeded(int broken) {
+  rdt_forest f[2];
+  double x = 0.45;
+  int ok = forest_from_options(BATCH_SEED_OPTS, &f[0]) && forest_from_options(BATCH_SEED_OPTS, &f[1]);
+  for (int side = 0; ok && side < 2; side++) {
+    for (int i = 0; i < 6; i++) rdt_forest_train_row(&f[side], &x, (uint32_t)(i % 2));
+    if (side) rdt_forest_train_row(&f[side], &x, 1);
+  }
+  rdt_eps eps;
+  rdt_eps_from_double(0.5, &eps);
+  unsigned seed = 0; /* the twin's seed: one where the two sides answer differently */
+  while (ok && broken && !seed_splits(f, x, eps, seed)) ok = ++seed <= 1000;
+  rdt_rng rng;
+  if (!ok) {
+    check(0, "seeded batch prediction audit setup");
+    rdt_forest_free(&f[0]);
+    rdt_forest_free(&f[1]);
+    return;
+  }
+  long k[2][BATCH_SEED_EVENTS] = {{0}};
+  seeded(&rng, "batch-fresh", 0);
+  for (long i = 0; i < SAMPLES; i++)
+    for (int side = 0; side < 2; side++) {
+      if (broken) { /* the same seed, hence the same noise, on every call */
+        rdt_rng_clear(&rng);
+        seeded(&rng, "batch-seed", seed);
+      }
+      int label = batch_label(&f[side], x, eps, &rng);
+      k[side][0] += label == 1;
+      k[side][1] += label == 0;
+    }
+  rdt_rng_clear(&rng);
+  report(broken ? "batch prediction with a seed on every call (6 vs 7 rows): broken twin"
+                : "batch prediction with fresh noise on every call, 6 vs 7 rows (issue 32's pair)",
+         k[0], k[1], BATCH_SEED_EVENTS, 0.5, !broken);
+  rdt_forest_free(&f[0]);
+  rdt_forest_free(&f[1]);
+}
+
 /* ---- mechanism 11: the naive Bayes learner ------------------------------
 ** Neighbours: D = {3 rows} and D' = D plus the row (0.9, 0.9, 0.9) of class 1;
 ** d = 3 numeric features of 2 bins each, so the row moves cell (class 1,
@@ -1560,6 +1631,8 @@ int main(void) {
   audit_keep_trees(1);
   audit_batch(0);
   audit_batch(1);
+  audit_batch_seeded(0);
+  audit_batch_seeded(1);
   audit_naive_bayes(0);
   audit_naive_bayes(1);
   audit_nb_auto_bins(0);

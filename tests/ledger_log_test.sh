@@ -80,6 +80,9 @@ expect "a note holding a NUL is an error (the JSON reader refuses it)" 1 \
      grep -c 'rdt_fit: options are not valid JSON: NUL character in string')"
 expect "rdt_predict_batch: a note without a ledger is an error" 1 \
   "$(q "SELECT rdt_predict_batch(m, '{\"epsilon\": 1, \"note\": \"x\"}', t.rowid, x) FROM t, exact" | grep -c 'rdt_predict_batch: "note" is recorded with a ledger charge')"
+expect "rdt_predict_batch: a seed with a ledger is refused (a seeded answer is a deterministic function of the rows)" 1 \
+  "$(q "SELECT rdt_predict_batch(m, '{\"epsilon\": 0.5, \"strategy\": \"query\", \"seed\": 4, \"ledger\": \"budget\"}', t.rowid, x) FROM t, exact" |
+     grep -c 'rdt_predict_batch: "seed" cannot be combined with "ledger"')"
 expect "... and none of them charged anything" "$n" "$(last "count(*) OVER ()")"
 
 # ---- fail closed: a release whose outcome cannot be recorded is not released ----------------------

@@ -21,6 +21,10 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   return 0;
 }
 
+const char rdt_seed_with_ledger_error[] =
+    "\"seed\" cannot be combined with \"ledger\": a seeded result is a deterministic function of the rows (whoever "
+    "knows the seed can remove the noise), so it is not a private release and cannot be charged (seeds are for tests)";
+
 int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char key[RDT_RNG_KEYBYTES]) {
   char purpose[64], num[32];
   if (seed->type == RDT_JSON_STRING) {
@@ -564,8 +568,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
   ** function of the rows, so it cannot be charged as a private release. */
   if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
   if (c->seeded && c->ledger[0])
-    return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
-                        "knows the seed, so it is not a private release (seeds are for tests)");
+    return fail(err, n, "%s", rdt_seed_with_ledger_error);
   j = rdt_json_get(root, "label");
   c->label[0] = 0;
   if (j && (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_MAX_NAME ||
@@ -701,8 +704,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
   if (j && !rdt_options_seed_key(j, "seed", c->seed_key)) return fail(err, n, "\"seed\" must be an integer or a string");
   if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
   if (c->seeded && ledger[0])
-    return fail(err, n, "\"seed\" cannot be combined with \"ledger\": a seeded model's noise is known to whoever "
-                        "knows the seed, so it is not a private release (seeds are for tests)");
+    return fail(err, n, "%s", rdt_seed_with_ledger_error);
   j = rdt_json_get(root, "label");
   if (j && (j->type != RDT_JSON_STRING || j->string_len == 0 || j->string_len > RDT_MAX_NAME ||
             strlen(j->string) != j->string_len))

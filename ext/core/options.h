@@ -28,6 +28,10 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
 ** value is neither. */
 int rdt_options_seed_key(const rdt_json *seed, const char *domain, unsigned char key[RDT_RNG_KEYBYTES]);
 
+/* The refusal of "seed" together with "ledger", one text for every charged
+** function: a seeded result is a deterministic function of the rows. */
+extern const char rdt_seed_with_ledger_error[];
+
 /* Whether "algorithm" names a registered learner (learner.h); 0 for the
 ** forests of rdt_options_parse, and for options that do not parse. */
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out);
