@@ -17,7 +17,10 @@
 **      it (rows are never stored, except DiPriMe's bounded buffer); memory is
 **      the only failure.
 **   3. The final step adds the noise, encodes the model and wipes the exact
-**      counts; if the noise cannot be set up, nothing is released.
+**      counts; if the noise cannot be set up, nothing is released. A model
+**      above the connection's SQLITE_LIMIT_LENGTH (a learner's size is
+**      known only once it is trained) is not released either: the error
+**      says its size, and a ledger records the call as failed.
 **   4. RDT#'s public rows come from "public_query", which may read only
 **      the tables listed in "public_tables" (checked on its compiled
 **      program before it runs).
@@ -470,6 +473,20 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
     sodium_memzero(&m.common, sizeof m.common);
   }
   rdt_rng_clear(&noise);
+  /* A model SQLite cannot return is not released (nor recorded so): its
+  ** size is a function of the model (the learner's public options and its
+  ** DP choices, such as auto's pick), so telling it is post-processing. */
+  if (blob && *size > st->max_bytes) {
+    sodium_memzero(blob, *size);
+    free(blob);
+    blob = NULL;
+    snprintf(err, en,
+             "the trained model is %llu bytes, above this connection's SQLITE_LIMIT_LENGTH of %llu, so nothing was "
+             "released; raise the limit (sqlite3_limit) or ask for a smaller model (a named \"algorithm\" with fewer "
+             "trees, bins or depth)",
+             (unsigned long long)*size, (unsigned long long)st->max_bytes);
+    return NULL;
+  }
   if (!released)
     snprintf(err, en, "the noise could not be set up or memory ran out while releasing the model; nothing was "
                       "released");
