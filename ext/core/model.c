@@ -185,7 +185,8 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   size_t at;
   uint32_t flags = (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) | (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) |
                    (f->is_signed ? RDT_MODEL_FLAG_SIGNED : 0) |
-                   (rdt_config_structure_from_rows(c) ? RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS : 0);
+                   (rdt_config_structure_from_rows(c) ? RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS : 0) |
+                   (f->schema.from_rows ? RDT_MODEL_FLAG_DOMAIN_FROM_ROWS : 0);
   put_bytes(w, RDT_MODEL_MAGIC, 8);
   put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
   put_bytes(w, f->model_id, 16);
@@ -935,6 +936,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     return fail(err, en, "invalid model: %s", why);
   }
   c->seeded = (flags & RDT_MODEL_FLAG_SEEDED) != 0;
+  f->schema.from_rows = (flags & RDT_MODEL_FLAG_DOMAIN_FROM_ROWS) != 0;
   if (!rdt_forest_index(f) || !rdt_forest_prepare(f)) {
     rdt_forest_free(f);
     return fail(err, en, "out of memory");
@@ -956,7 +958,8 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
   put_bytes(w, m->model_id, 16);
   put_u32(w, RDT_MODEL_FLAG_LEARNER | (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) |
-                 (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) | (m->is_signed ? RDT_MODEL_FLAG_SIGNED : 0));
+                 (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) | (m->is_signed ? RDT_MODEL_FLAG_SIGNED : 0) |
+                 (m->schema.from_rows ? RDT_MODEL_FLAG_DOMAIN_FROM_ROWS : 0));
   put_u64(w, total);
   put_u32(w, 3 + (m->is_signed ? 1 : 0) + rdt_unit_active(&c->unit));
   put_u32(w, 0);
@@ -1049,7 +1052,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
   c->unit.max_rows = 1; /* the unit is a row unless a UNIT section says otherwise */
   int seen_unit = 0, seen = 0, bad = (n_sections != 3u + (uint32_t)is_signed && n_sections != 4u + (uint32_t)is_signed) ||
                       (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED | RDT_MODEL_FLAG_NONPRIVATE |
-                                 RDT_MODEL_FLAG_SIGNED)) != 0;
+                                 RDT_MODEL_FLAG_SIGNED | RDT_MODEL_FLAG_DOMAIN_FROM_ROWS)) != 0;
   for (uint32_t i = 0; i < n_sections && !bad && !r.bad; i++) {
     uint32_t tag = get_u32(&r), sflags = get_u32(&r);
     uint64_t len = get_u64(&r);
@@ -1067,6 +1070,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
           ((flags & RDT_MODEL_FLAG_NONPRIVATE) != 0) == c->is_private) { why = "unknown privacy facts"; bad = 1; }
     } else if (i == 1 && tag == TAG_SCHEMA) {
       if (!read_schema(&s, &m->schema)) { why = "malformed schema"; bad = 1; }
+      m->schema.from_rows = (flags & RDT_MODEL_FLAG_DOMAIN_FROM_ROWS) != 0;
     } else if (i == 2 && tag == TAG_UNIT) { /* optional: between SCHM and LRNR */
       seen_unit = 1;
       if (!read_unit(&s, &c->unit)) { why = "malformed privacy unit"; bad = 1; }

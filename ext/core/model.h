@@ -30,6 +30,9 @@
 #define RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS 8u
 /* 1.1: a model of a registered learner (learner.h), not a forest. */
 #define RDT_MODEL_FLAG_LEARNER 16u
+/* 1.1: a class or category list was copied from the private rows
+** (rdt_features' "copied_from_rows"): not for release. */
+#define RDT_MODEL_FLAG_DOMAIN_FROM_ROWS 32u
 #define RDT_MAX_NOTE 4096
 /* A signed model ends with its signature then the checksum. */
 #define RDT_SIGNATURE_BYTES 64

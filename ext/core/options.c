@@ -77,8 +77,17 @@ static int parse_value(const rdt_json *j, rdt_value *out, const char *where, cha
   return fail(err, n, "every entry of %s must be a string or an integer", where);
 }
 
+/* A list of values, or rdt_features' marked copy of one, {"copied_from_rows":
+** [...]}: the same values, and *copied set, so that a model trained on it
+** is flagged and can be neither charged nor signed (not for release). */
 static int parse_value_list(const rdt_json *arr, rdt_value **out, uint32_t *count, uint32_t max,
-                            const char *where, char *err, size_t n) {
+                            const char *where, int *copied, char *err, size_t n) {
+  *copied = arr && arr->type == RDT_JSON_OBJECT;
+  if (*copied) {
+    if (arr->n != 1 || strcmp(arr->items[0]->key, "copied_from_rows") != 0)
+      return fail(err, n, "%s must be an array (or rdt_features' {\"copied_from_rows\": [...]})", where);
+    arr = arr->items[0];
+  }
   if (!arr || arr->type != RDT_JSON_ARRAY || arr->n == 0)
     return fail(err, n, "%s must be a non-empty array", where);
   if (arr->n > max) return fail(err, n, "%s has %zu entries; at most %u are allowed", where, arr->n, max);
@@ -138,7 +147,7 @@ static int parse_feature(const rdt_json *j, size_t i, rdt_feature *ft, char *err
     if (mn || mx) return fail(err, n, "categorical feature \"%.100s\" takes \"values\", not \"min\"/\"max\"", ft->name);
     char w[160];
     snprintf(w, sizeof w, "\"values\" of feature \"%.100s\"", ft->name);
-    return parse_value_list(vals, &ft->values, &ft->n_values, RDT_MAX_VALUES, w, err, n);
+    return parse_value_list(vals, &ft->values, &ft->n_values, RDT_MAX_VALUES, w, &ft->copied, err, n);
   }
   return fail(err, n, "feature \"%.100s\" has unknown type \"%.40s\" (numeric or categorical)", ft->name,
               type->string);
@@ -307,14 +316,31 @@ static int unit_column_free(const rdt_unit *u, const char *label, const rdt_sche
 
 /* "classes" (or none for regression) and "features" -> the schema, with its
 ** indexes; no feature may carry the label column's name. */
-static int parse_schema(const rdt_json *root, int regression, const char *label, rdt_schema *s, char *err, size_t n) {
+/* A list copied from the rows cannot be charged: a ledger is the curator's
+** way of releasing, and that list would be released with the model. */
+static int copied_not_charged(const rdt_schema *s, const char *ledger, char *err, size_t n) {
+  if (!s->from_rows || !ledger[0]) return 1;
+  char what[160] = "\"classes\"";
+  for (uint32_t f = 0; !s->classes_copied && f < s->n_features; f++)
+    if (s->features[f].copied) {
+      snprintf(what, sizeof what, "\"values\" of feature \"%.100s\"", s->features[f].name);
+      break;
+    }
+  return fail(err, n, "%s is the list rdt_features copied from the private rows (\"copied_from_rows\"), which would "
+              "be released with the model: a charged release needs the public domain; replace it with the public list "
+              "(a codebook, the form's choices)", what);
+}
+
+static int parse_schema(const rdt_json *root, int regression, const char *label, const char *ledger, rdt_schema *s,
+                        char *err, size_t n) {
   const rdt_json *j;
   j = rdt_json_get(root, "classes");
   if (regression) {
     if (j) return fail(err, n, "a regression model takes \"target\": {\"min\": lo, \"max\": hi}, not \"classes\"");
   } else {
     if (!j) return fail(err, n, "\"classes\" is required: the public list of labels");
-    if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", err, n)) return 0;
+    if (!parse_value_list(j, &s->classes, &s->n_classes, RDT_MAX_CLASSES, "\"classes\"", &s->classes_copied, err, n))
+      return 0;
   }
 
   j = rdt_json_get(root, "features");
@@ -334,7 +360,9 @@ static int parse_schema(const rdt_json *root, int regression, const char *label,
     if (rdt_name_equal(s->features[i].name, label))
       return fail(err, n, "feature \"%.100s\" has the label column's name; name the label with \"label\"",
                   s->features[i].name);
+    s->from_rows |= s->features[i].copied;
   }
+  s->from_rows |= s->classes_copied;
 
   long what;
   uint32_t dup;
@@ -345,7 +373,7 @@ static int parse_schema(const rdt_json *root, int regression, const char *label,
     return fail(err, n, "\"values\" of feature \"%.100s\" lists \"%.100s\" twice", s->features[what].name,
                 s->features[what].values[dup].text);
   }
-  return 1;
+  return copied_not_charged(s, ledger, err, n);
 }
 
 static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *err, size_t n) {
@@ -576,7 +604,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
   memcpy(c->label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
 
-  if (!parse_schema(root, c->task == RDT_TASK_REGRESSION, c->label, s, err, n) ||
+  if (!parse_schema(root, c->task == RDT_TASK_REGRESSION, c->label, c->ledger, s, err, n) ||
       !unit_column_free(&c->unit, c->label, s, err, n))
     return 0;
   if (c->task == RDT_TASK_REGRESSION && rdt_json_get(root, "vote"))
@@ -710,7 +738,7 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
             strlen(j->string) != j->string_len))
     return fail(err, n, "\"label\" must be the name of the label column (a non-empty string)");
   memcpy(label, j ? j->string : "label", j ? j->string_len + 1 : sizeof "label");
-  return parse_schema(root, c->regression, label, s, err, n) && unit_column_free(&c->unit, label, s, err, n);
+  return parse_schema(root, c->regression, label, ledger, s, err, n) && unit_column_free(&c->unit, label, s, err, n);
 }
 
 int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l, rdt_json **opts,

@@ -239,6 +239,9 @@ int rdt_schema_copy(rdt_schema *dst, const rdt_schema *src) {
   }
   ok = ok && copy_values(&dst->classes, src->classes, src->n_classes);
   dst->n_classes = src->n_classes;
+  dst->classes_copied = src->classes_copied;
+  dst->from_rows = src->from_rows;
+  for (uint32_t f = 0; ok && f < src->n_features; f++) dst->features[f].copied = src->features[f].copied;
   ok = ok && rdt_schema_build_indexes(dst, &what, &dup) == 1;
   if (!ok) rdt_schema_free(dst);
   return ok;

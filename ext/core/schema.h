@@ -1,7 +1,9 @@
 /*
 ** schema.h - the public domain of a model: features, their bounds or value
 ** lists, and the class labels. Everything here is public by contract: it comes
-** from the options, never from the rows.
+** from the options, never from the rows — except a list the curator left as
+** rdt_features copied it ({"copied_from_rows": [...]}), which makes the
+** model not for release (from_rows).
 */
 #ifndef RDT_SCHEMA_H
 #define RDT_SCHEMA_H
@@ -40,6 +42,7 @@ typedef struct rdt_feature {
   uint32_t n_values;         /* categorical: listed values; code n_values is `other` */
   rdt_value *values;
   rdt_value_index index;
+  int copied;                /* options only: "values" is rdt_features' {"copied_from_rows": [...]} */
 } rdt_feature;
 
 typedef struct rdt_schema {
@@ -48,6 +51,10 @@ typedef struct rdt_schema {
   uint32_t n_classes;
   rdt_value *classes;
   rdt_value_index class_index;
+  int classes_copied;        /* options only: "classes" is {"copied_from_rows": [...]} */
+  /* Some list of the domain was copied from the private rows (rdt_features):
+  ** the model is not for release. Stored in the model (header flag). */
+  int from_rows;
 } rdt_schema;
 
 void rdt_schema_free(rdt_schema *s);

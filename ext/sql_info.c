@@ -1,0 +1,247 @@
+/*
+** sql_info.c - rdt_info(model): what a released model is, as JSON, for the
+** curator about to publish it and for whoever receives it.
+**
+** Contract:
+**   1. Post-processing only: it reads the model and nothing else (no rows,
+**      no budget).
+**   2. "release" is the model's privacy status, in this order: NOT PRIVATE
+**      (epsilon null), NOT FOR RELEASE (seeded, or a class or category list
+**      copied from the rows by rdt_features), WEAK (epsilon above 10), ok.
+**   3. "warnings" lists what a curator should know before publishing a
+**      model that is private as claimed (the array is empty otherwise):
+**      each is a rule on released values and public parameters.
+*/
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bounds.h"
+#include "core/forest_kind.h"
+#include "core/model.h"
+#include "core/sign.h"
+#include "rdt_sql.h"
+
+static const char *vote_name(rdt_vote v) {
+  switch (v) {
+    case RDT_VOTE_MAJORITY: return "majority";
+    case RDT_VOTE_PROBABILISTIC: return "probabilistic";
+    case RDT_VOTE_WEIGHT: return "weight";
+    default: return "threshold";
+  }
+}
+
+/* The end of every rdt_info document: seeded, the signature (public_key
+** NULL: unsigned) and whether it verifies against the key the model
+** carries, the release status, the size and SHA-256 of the BLOB (what an
+** rdt_ledger records for the model it released); then the result. */
+static void finish_info(sqlite3_context *ctx, sqlite3_str *o, const rdt_model_handle *h, int is_private, int seeded,
+                        rdt_eps eps, const unsigned char *public_key, const char *note) {
+  sqlite3_str_appendf(o, ",\"seeded\":%s,\"signed\":%s,", seeded ? "true" : "false", public_key ? "true" : "false");
+  /* Checked, not assumed: a decoded model's checksum can be recomputed by
+  ** whoever edits it; only the signature ties its bytes to the key. Which
+  ** key that is, is for rdt_verify(model, the publisher's key) to say. */
+  sqlite3_str_appendf(o, "\"signature_valid\":%s,",
+                      !public_key ? "null" : rdt_model_verify(h->bytes, h->size, public_key) ? "true" : "false");
+  if (public_key) {
+    char pk[65];
+    sodium_bin2hex(pk, sizeof pk, public_key, 32);
+    sqlite3_str_appendf(o, "\"public_key\":\"%s\",\"publisher_note\":", pk);
+    rdt_sql_json_string(o, note ? note : "", note ? strlen(note) : 0);
+    sqlite3_str_appendchar(o, 1, ',');
+  }
+  sqlite3_str_appendall(o, "\"release\":");
+  if (!is_private)
+    sqlite3_str_appendall(o, "\"NOT PRIVATE: trained with epsilon null, the counts are exact; never publish this "
+                             "model\"");
+  else if (seeded)
+    sqlite3_str_appendall(o, "\"NOT FOR RELEASE: trained with a seed, so anyone who learns the seed can remove "
+                             "the noise; for tests and reproducibility only\"");
+  else if (rdt_eps_to_double(eps) > RDT_WEAK_EPSILON)
+    sqlite3_str_appendf(o, "\"WEAK: epsilon above %d is not a meaningful privacy guarantee (the noise hides "
+                           "little); publish only if that is acceptable\"", RDT_WEAK_EPSILON);
+  else
+    sqlite3_str_appendall(o, "\"ok\"");
+  unsigned char sha[crypto_hash_sha256_BYTES];
+  char sha_hex[2 * sizeof sha + 1];
+  crypto_hash_sha256(sha, h->bytes, h->size);
+  sodium_bin2hex(sha_hex, sizeof sha_hex, sha, sizeof sha);
+  sqlite3_str_appendf(o, ",\"size_bytes\":%llu,\"sha256\":\"%s\"}", (unsigned long long)h->size, sha_hex);
+  int n = sqlite3_str_length(o);
+  char *s = sqlite3_str_finish(o);
+  if (!s) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, s, n, sqlite3_free);
+}
+
+/* The relation a model's "neighbouring" states: its unit's (unit.h), or
+** `row` (the mechanism's own wording for one row). */
+static const char *neighbouring(const rdt_unit *u, const char *row) {
+  return u->column[0] ? "add/remove one unit: every row with one value of the privacy_unit column (at most "
+                        "max_rows_per_unit of them kept)"
+                      : row;
+}
+
+/* The ε a model states: the whole release's (unit.h), or its mechanism's. */
+static rdt_eps stated_epsilon(const rdt_unit *u, rdt_eps mechanism) {
+  return rdt_unit_active(u) ? u->eps_total : mechanism;
+}
+
+/* "privacy_unit" ("row", or the unit column and its cap) and, for a release
+** with unit facts, how ε was divided (unit.h, contract 5) and which bounds
+** are private (bounds.h). model_row: the mechanism's per-row ε. */
+static void unit_info(sqlite3_str *o, const rdt_unit *u, rdt_eps model_row, const rdt_schema *s) {
+  if (!u->column[0]) {
+    sqlite3_str_appendall(o, "\"privacy_unit\":\"row\",");
+  } else {
+    sqlite3_str_appendall(o, "\"privacy_unit\":{\"column\":");
+    rdt_sql_json_string(o, u->column, strlen(u->column));
+    sqlite3_str_appendf(o, ",\"max_rows_per_unit\":%u,\"bounding\":\"of a unit's rows at most max_rows_per_unit "
+                           "are kept, a uniformly random subset; rows whose unit is NULL are dropped\","
+                           "\"accounting\":\"group privacy: every mechanism ran with its share of epsilon divided "
+                           "by max_rows_per_unit per row\"},", u->max_rows);
+  }
+  if (!rdt_unit_active(u)) return;
+  uint64_t model = u->eps_total.num - u->eps_bounds.num;
+  sqlite3_str_appendf(o, "\"epsilon_division\":{\"bounds\":%!.17g,\"model\":%!.17g,\"bounds_rational\":"
+                         "\"%llu/4294967296\",\"model_rational\":\"%llu/4294967296\",\"model_per_row\":%!.17g,"
+                         "\"composition\":\"sequential: bounds + model = epsilon\"},",
+                      rdt_eps_to_double(u->eps_bounds), rdt_eps_to_double((rdt_eps){model}),
+                      (unsigned long long)u->eps_bounds.num, (unsigned long long)model, rdt_eps_to_double(model_row));
+  if (!u->n_private) return;
+  sqlite3_str_appendall(o, "\"private_bounds\":{\"features\":[");
+  for (uint32_t j = 0, n = 0; j < s->n_features; j++)
+    if (rdt_unit_is_private(u, j)) {
+      if (n++) sqlite3_str_appendchar(o, 1, ',');
+      rdt_sql_json_string(o, s->features[j].name, strlen(s->features[j].name));
+    }
+  sqlite3_str_appendf(o, "],\"quantiles\":[%!.17g,%!.17g],\"epsilon_per_quantile_per_row\":%!.17g,\"rule\":"
+                         "\"the quartiles' cells span [a, b] (the lower edge of the lower cell, the upper edge of the "
+                         "higher); min = a - 1.5 (b - a), max = b + 1.5 (b - a)\"},",
+                      (double)RDT_BOUNDS_LOW / RDT_QUANTILE_ONE, (double)RDT_BOUNDS_HIGH / RDT_QUANTILE_ONE,
+                      rdt_eps_to_double(u->eps_quantile));
+}
+
+/* rdt_info of a learner model: the common facts, then the learner's own. */
+static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
+  const rdt_learned *m = &h->learned;
+  const rdt_learn_common *c = &m->common;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
+                      RDT_FORMAT_MAJOR, m->format_minor, RDT_VERSION_STRING);
+  sqlite3_str_appendall(o, "\"model_id\":\"");
+  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", m->model_id[i]);
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", m->learner->name,
+                      c->regression ? "regression" : "classification");
+  rdt_eps stated = stated_epsilon(&c->unit, c->eps);
+  if (c->is_private)
+    sqlite3_str_appendf(o, "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\",",
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num);
+  else
+    sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,");
+  sqlite3_str_appendf(o, "\"neighbouring\":\"%s\",", neighbouring(&c->unit, "add/remove one row"));
+  unit_info(o, &c->unit, c->eps, &m->schema);
+  rdt_bytes d = {0};
+  m->learner->describe(m->state, &d);
+  if (d.oom) {
+    rdt_bytes_free(&d);
+    sqlite3_free(sqlite3_str_finish(o));
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_str_append(o, (const char *)d.p, (int)d.n);
+  rdt_bytes_free(&d);
+  if (c->regression)
+    sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
+  sqlite3_str_appendall(o, "\"classes\":");
+  rdt_sql_json_classes(o, &m->schema);
+  sqlite3_str_appendall(o, ",\"features\":");
+  rdt_sql_json_features(o, &m->schema);
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, m->is_signed ? m->public_key : NULL, m->note);
+}
+
+/* rdt_info's numbers: SQLite's %!.17g, as every other number of the document. */
+static void info_real(rdt_bytes *out, double x) {
+  char buf[64];
+  sqlite3_snprintf((int)sizeof buf, buf, "%!.17g", x);
+  rdt_bytes_text(out, buf);
+}
+
+/* One part of a forest's rdt_info that its kind writes (forest_kind.h),
+** through the scratch d; d->oom stays set once memory ran out. */
+static void info_part(sqlite3_str *o, const rdt_forest *f, const rdt_forest_kind *kind, rdt_forest_info_part part,
+                      rdt_bytes *d) {
+  d->n = 0;
+  kind->describe(f, part, d, info_real);
+  if (!d->oom && d->n) sqlite3_str_append(o, (const char *)d->p, (int)d->n);
+}
+
+void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_info");
+  if (!h) return;
+  if (h->is_learned) {
+    learned_info(ctx, h);
+    return;
+  }
+  const rdt_forest *f = &h->forest;
+  const rdt_config *c = &f->config;
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
+                      RDT_FORMAT_MAJOR, f->format_minor, RDT_VERSION_STRING);
+  sqlite3_str_appendall(o, "\"model_id\":\"");
+  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
+  int regression = c->task == RDT_TASK_REGRESSION;
+  const rdt_forest_kind *kind = rdt_forest_kind_held(f); /* its mechanism, parameters and layout */
+  sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", rdt_forest_kind_of(c->algorithm)->option,
+                      regression ? "regression" : "classification");
+  /* With unit facts, "epsilon" is the whole release's and the mechanism
+  ** below spends epsilon_division.model_per_row per row (unit.h). */
+  rdt_eps stated = stated_epsilon(&c->unit, c->eps);
+  rdt_bytes d = {0};
+  if (c->is_private) {
+    sqlite3_str_appendf(o,
+                        "\"private\":true,\"epsilon\":%!.17g,\"epsilon_rational\":\"%llu/4294967296\","
+                        "\"neighbouring\":\"%s\",",
+                        rdt_eps_to_double(stated), (unsigned long long)stated.num,
+                        neighbouring(&c->unit, kind->neighbouring));
+    info_part(o, f, kind, RDT_FOREST_INFO_MECHANISM, &d);
+  } else {
+    sqlite3_str_appendall(o, "\"private\":false,\"epsilon\":null,\"epsilon_rational\":null,"
+                             "\"neighbouring\":\"add/remove one row\",\"mechanism\":\"none: exact counts\",");
+  }
+  unit_info(o, &c->unit, c->eps, &f->schema);
+  info_part(o, f, kind, RDT_FOREST_INFO_PARAMETERS, &d);
+  if (c->auto_depth) {
+    sqlite3_str_appendf(o, "\"depth_from\":\"%s\",\"row_count\":%lld,", c->is_private ? "noisy row count" : "row count",
+                        (long long)c->noisy_rows);
+    if (c->is_private)
+      sqlite3_str_appendf(o, "\"epsilon_row_count\":%!.17g,\"epsilon_leaves\":%!.17g,", rdt_eps_to_double(c->eps_count),
+                          rdt_eps_to_double(c->eps) - rdt_eps_to_double(c->eps_count));
+  }
+  if (regression)
+    sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
+  info_part(o, f, kind, RDT_FOREST_INFO_STRUCTURE, &d);
+  if (!regression) sqlite3_str_appendf(o, "\"vote\":\"%s\",", vote_name(c->vote));
+  if (f->tree_kept) /* "keep_trees": chosen from the released counters, no eps (tree_selection.h) */
+    sqlite3_str_appendf(o, "\"keep_trees\":%!.17g,\"voting_trees\":%u,", c->keep_trees, f->n_kept);
+  info_part(o, f, kind, RDT_FOREST_INFO_SPLITS, &d);
+  int oom = d.oom;
+  rdt_bytes_free(&d);
+  if (oom) {
+    sqlite3_free(sqlite3_str_finish(o));
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_str_appendall(o, "\"classes\":");
+  rdt_sql_json_classes(o, &f->schema);
+  sqlite3_str_appendall(o, ",\"features\":");
+  rdt_sql_json_features(o, &f->schema);
+  sqlite3_str_appendf(o, ",\"structure_from_rows\":%s", rdt_config_structure_from_rows(c) ? "true" : "false");
+  finish_info(ctx, o, h, c->is_private, c->seeded, stated, f->is_signed ? f->public_key : NULL, f->note);
+}
+
