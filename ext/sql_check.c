@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bounds.h"
 #include "sql_train.h"
+#include "sql_unit.h"
 
 #define CHECK_LISTED 20      /* distinct odd values listed per column */
 #define CHECK_VALUE_BYTES 64 /* longer values are listed cut (UTF-8 safe); their rows counted together */
@@ -81,6 +83,11 @@ typedef struct check_state {
   column_stats *f;
   sqlite3_value **copy; /* copies of this row's TEXT values (label last), NULL for the others */
   int oom;
+  /* "privacy_unit" (the query form): units seen, rows the cap dropped, rows
+  ** whose unit is NULL (dropped too); training's bounded reading. */
+  int has_unit;
+  uint64_t units, units_over, capped, unit_null;
+  rdt_median *grid; /* per feature with "bounds": "private": its numbers on bounds.h's grid, else unused */
 } check_state;
 
 static void odd_list_free(odd_list *l) {
@@ -97,6 +104,8 @@ static void check_free(check_state *st) {
   if (st->copy)
     for (uint32_t j = 0; j <= nf; j++) sqlite3_value_free(st->copy[j]);
   free(st->copy);
+  for (uint32_t j = 0; st->grid && j < nf; j++) rdt_median_free(&st->grid[j]);
+  free(st->grid);
   free(st->f);
   free(st->per_class);
   rdt_train_session_free(st->session);
@@ -127,7 +136,11 @@ static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, si
   st->f = calloc(nf, sizeof *st->f);
   st->copy = calloc(nf + 1, sizeof *st->copy);
   st->per_class = calloc(st->schema->n_classes ? st->schema->n_classes : 1, sizeof *st->per_class);
-  if (!st->f || !st->copy || !st->per_class) {
+  st->grid = calloc(nf, sizeof *st->grid);
+  int ok = st->f && st->copy && st->per_class && st->grid;
+  for (uint32_t j = 0; ok && j < nf; j++)
+    if (rdt_unit_is_private(rdt_train_unit(st->session), j)) ok = rdt_bounds_init(&st->grid[j]);
+  if (!ok) {
     check_free(st);
     snprintf(err, en, "out of memory");
     return NULL;
@@ -265,6 +278,13 @@ static void check_row(check_state *st, sqlite3_value *label, sqlite3_value **x) 
     L->fits_own += (uint64_t)label_fits;
   }
 
+  /* Private bounds count every row's number, whatever its label, as
+  ** rdt_fit's estimate does (sql_fit.c): on the grid of their quartiles. */
+  for (uint32_t j = 0; j < nf; j++) {
+    double v;
+    if (st->grid[j].hist && rdt_sql_number(x[j], &v)) rdt_bounds_add(&st->grid[j], v);
+  }
+
   /* The features, by training's rule, over the kept rows. */
   if (kept) {
     st->kept++;
@@ -400,6 +420,90 @@ static void warn_with_example(sqlite3_str *w, const odd_list *l, const char *fmt
   sqlite3_free(msg);
 }
 
+/* The lists still as rdt_features copied them from the rows. */
+static void copied_report(sqlite3_str *w, const rdt_schema *s) {
+  if (!s->from_rows) return;
+  sqlite3_str *m = sqlite3_str_new(NULL);
+  if (s->classes_copied) sqlite3_str_appendall(m, "\"classes\"");
+  for (uint32_t j = 0, n = 0; j < s->n_features; j++)
+    if (s->features[j].copied)
+      sqlite3_str_appendf(m, "%s\"%s\"", n++ ? ", " : s->classes_copied ? " and the \"values\" of " : "the \"values\" of ",
+                          s->features[j].name);
+  char *lists = sqlite3_str_finish(m);
+  uint32_t n = (uint32_t)s->classes_copied;
+  for (uint32_t j = 0; j < s->n_features; j++) n += (uint32_t)s->features[j].copied;
+  warn(w, "%s: %s rdt_features copied from the private rows (\"copied_from_rows\"); a model trained on %s is NOT FOR "
+       "RELEASE, and rdt_fit with a ledger and rdt_sign refuse it: replace %s with the public list (a codebook, the "
+       "form's choices)", lists ? lists : "(out of memory)", n == 1 ? "the list" : "lists", n == 1 ? "it" : "them",
+       n == 1 ? "it" : "each");
+  sqlite3_free(lists);
+}
+
+/* "privacy_unit" as training applies it (unit.h): the units, the rows
+** their cap drops, and the epsilon each kept row pays. */
+static void unit_report(sqlite3_str *o, sqlite3_str *w, const check_state *st) {
+  const rdt_unit *u = rdt_train_unit(st->session);
+  if (!st->has_unit) {
+    sqlite3_str_appendall(o, ",\"privacy_unit\":\"row\"");
+    return;
+  }
+  uint64_t in_units = st->read + st->capped;
+  rdt_eps row = {(u->eps_total.num - u->eps_bounds.num) / u->max_rows};
+  sqlite3_str_appendall(o, ",\"privacy_unit\":{\"column\":");
+  rdt_sql_json_string(o, u->column, strlen(u->column));
+  sqlite3_str_appendf(o, ",\"max_rows_per_unit\":%u,\"units\":%llu,\"rows_in_units\":%llu,\"dropped_by_cap\":%llu,"
+                         "\"dropped_unit_null\":%llu,\"epsilon\":%!.17g,\"epsilon_per_row\":",
+                      u->max_rows, (unsigned long long)st->units, (unsigned long long)in_units,
+                      (unsigned long long)st->capped, (unsigned long long)st->unit_null,
+                      rdt_eps_to_double(u->eps_total));
+  if (st->facts.is_private) sqlite3_str_appendf(o, "%!.17g}", rdt_eps_to_double(row));
+  else sqlite3_str_appendall(o, "null}");
+  if (st->capped)
+    warn(w, "privacy unit \"%s\": %llu of %llu units have more than %u rows, so the cap drops %llu of their %llu "
+         "rows (%.1f%%), a random subset; the rest are what \"rows\" counts, and every kept row is trained on with "
+         "epsilon / %u (epsilon_per_row)",
+         u->column, (unsigned long long)st->units_over, (unsigned long long)st->units, u->max_rows,
+         (unsigned long long)st->capped, (unsigned long long)in_units, pct(st->capped, in_units), u->max_rows);
+  if (st->unit_null)
+    warn(w, "privacy unit \"%s\": %llu rows have a NULL unit and are dropped (they cannot be attributed to a unit)",
+         u->column, (unsigned long long)st->unit_null);
+}
+
+/* The cell of the grid holding the row of rank q·n (q = a / 2^16). */
+static uint32_t quantile_cell(const rdt_median *g, uint64_t n, uint32_t a) {
+  uint64_t below = 0;
+  uint32_t c = 0;
+  for (; c + 1 < g->cells; c++) {
+    below += (uint64_t)g->hist[c];
+    if ((double)below >= (double)n * a / RDT_QUANTILE_ONE) break;
+  }
+  return c;
+}
+
+/* A feature with "bounds": "private": its rows with a number, the rows its
+** quartiles need (bounds.h, rule 7) and where its exact quartiles lie on
+** the grid: the warnings of a release that will explode or collapse
+** (rule 8), said before anything is spent. */
+static void private_bounds_report(sqlite3_str *o, sqlite3_str *w, const check_state *st, uint32_t j) {
+  const rdt_median *g = &st->grid[j];
+  const char *name = st->schema->features[j].name;
+  uint64_t n = 0;
+  for (uint32_t c = 0; c < g->cells; c++) n += (uint64_t)g->hist[c];
+  double needed = ceil(rdt_bounds_rows_needed(rdt_train_unit(st->session)->eps_quantile));
+  uint32_t lo = quantile_cell(g, n, RDT_BOUNDS_LOW), hi = quantile_cell(g, n, RDT_BOUNDS_HIGH);
+  sqlite3_str_appendf(o, ",\"private_bounds\":{\"rows_with_a_number\":%llu,\"reliable_from_rows\":%.0f,"
+                         "\"quartile_cells_apart\":%u}", (unsigned long long)n, needed, hi - lo);
+  if ((double)n < needed)
+    warn(w, "feature \"%s\": \"bounds\": \"private\" needs about %.0f rows with a number for its quartiles to stay "
+         "on the data at this epsilon (95%%; ext/core/bounds.h, rule 7), and it has %llu: the bounds may explode "
+         "(land anywhere from -1e14 to 1e14); declare public bounds, or raise epsilon or \"bounds_share\"", name, needed,
+         (unsigned long long)n);
+  else if (n && hi - lo < 2)
+    warn(w, "feature \"%s\": its quartiles lie within two cells of the private bounds' grid (half its rows share "
+         "about one value), so its private bounds will collapse around that value and clamp the rest onto their "
+         "edges; declare public bounds", name);
+}
+
 /* The whole report as JSON text (sqlite3_malloc'd), or NULL (no memory). */
 static char *check_report(check_state *st, const char *ledger) {
   const rdt_schema *s = st->schema;
@@ -429,7 +533,9 @@ static char *check_report(check_state *st, const char *ledger) {
   if (fa->max_rows)
     sqlite3_str_appendf(o, ",\"diprime_sample\":%llu",
                         (unsigned long long)(st->kept < fa->max_rows ? st->kept : fa->max_rows));
-  sqlite3_str_appendall(o, "},\"label\":{\"name\":");
+  sqlite3_str_appendchar(o, 1, '}');
+  unit_report(o, w, st);
+  sqlite3_str_appendall(o, ",\"label\":{\"name\":");
   rdt_sql_json_string(o, lname, strlen(lname));
   sqlite3_str_appendf(o, ",\"null\":%llu,\"text\":%llu,\"text_numeric\":%llu", (unsigned long long)L->null,
                       (unsigned long long)L->text, (unsigned long long)L->text_numeric);
@@ -506,9 +612,10 @@ static char *check_report(check_state *st, const char *ledger) {
       uint64_t clamped = F->below + F->above, missing = F->null + F->not_number;
       sqlite3_str_appendf(o, ",\"not_a_number\":%llu,\"missing_share\":", (unsigned long long)F->not_number);
       json_share(o, missing, st->kept);
-      if (rdt_unit_is_private(rdt_train_unit(st->session), j)) {
+      if (st->grid[j].hist) {
         sqlite3_str_appendall(o, ",\"bounds\":\"private: estimated when rdt_fit trains, so clamping is not reported "
                                  "here\",\"below_min\":null,\"above_max\":null,\"clamped\":null,\"clamped_share\":null");
+        private_bounds_report(o, w, st, j);
       } else {
         sqlite3_str_appendf(o, ",\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu,\"clamped_share\":",
                             (unsigned long long)F->below, (unsigned long long)F->above, (unsigned long long)clamped);
@@ -564,6 +671,7 @@ static char *check_report(check_state *st, const char *ledger) {
     warn(w, "DiPriMe trains on a uniform random sample of \"max_rows\" (%llu) of the %llu kept rows",
          (unsigned long long)fa->max_rows, (unsigned long long)st->kept);
   if (!fa->is_private) warn(w, "\"epsilon\": null trains a NOT PRIVATE model (exact counts)");
+  copied_report(w, s);
   if (fa->seeded)
     warn(w, "\"seed\" makes the noise known to whoever knows the seed: such a model is NOT FOR RELEASE (rdt_sign "
             "refuses it); drop \"seed\" to train a model you will publish");
@@ -602,6 +710,8 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_stmt *stmt = NULL;
   sqlite3_value **vals = NULL;
   int *col = NULL, label_col = -1, rc = SQLITE_DONE, ok = 0;
+  rdt_unit_reader rd;
+  memset(&rd, 0, sizeof rd);
   check_state *st = check_new(db, argv[0], err, sizeof err);
   if (!st || !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err))) goto done;
   uint32_t nf = st->schema->n_features;
@@ -611,21 +721,36 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(err, sizeof err, "out of memory");
     goto done;
   }
-  /* a "privacy_unit" column is bound (so the query may carry it) and not checked as a feature */
+  /* A "privacy_unit" column is bound (so the query may carry it) and not
+  ** checked as a feature; the rows are read as training reads them: at
+  ** most max_rows_per_unit per unit (sql_unit.c). */
+  const rdt_unit *unit = rdt_train_unit(st->session);
   int unit_col = -1;
-  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), rdt_train_unit(st->session)->column,
-                            &label_col, &unit_col, col, err, sizeof err))
+  if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), unit->column, &label_col, &unit_col,
+                            col, err, sizeof err) ||
+      (unit_col >= 0 && !rdt_unit_count_null(db, stmt, unit_col, &st->unit_null, err, sizeof err)))
     goto done;
-  while (!st->oom && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);
-    check_row(st, sqlite3_column_value(stmt, label_col), vals);
+  st->has_unit = unit_col >= 0;
+  ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, sizeof err);
+  stmt = NULL; /* the reader's now */
+  if (!ok) goto done;
+  ok = 0;
+  rdt_unit_reader_start(&rd, rdt_train_seed_key(st->session), "unit-bound-check");
+  while (!st->oom && rdt_unit_reader_step(&rd, db, err, sizeof err)) {
+    for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(rd.stmt, col[j]);
+    check_row(st, sqlite3_column_value(rd.stmt, label_col), vals);
   }
+  rc = rd.rc;
   if (!st->oom && rc != SQLITE_DONE) {
-    snprintf(err, sizeof err, "the query failed while it ran: %s", sqlite3_errmsg(db));
+    if (rc != SQLITE_INTERRUPT) snprintf(err, sizeof err, "the query failed while it ran: %s", sqlite3_errmsg(db));
     goto done;
   }
+  st->units = rd.units;
+  st->units_over = rd.over;
+  st->capped = rd.capped;
   ok = 1;
 done:
+  rdt_unit_reader_close(&rd);
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
@@ -657,6 +782,9 @@ void rdt_check_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       snprintf(err, sizeof err,
                "expected %u feature arguments after options and label (one per entry of \"features\"), got %d",
                a->st->schema->n_features, argc - 2);
+    else if (a->st && rdt_train_unit(a->st->session)->column[0])
+      snprintf(err, sizeof err, "\"privacy_unit\" needs rdt_check(options, query): training bounds a unit's rows "
+                                "after sorting the query by unit, and the report shows what that drops");
     if (err[0]) {
       rdt_sql_error(ctx, "rdt_check", err);
       a->failed = 1;

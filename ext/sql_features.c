@@ -5,9 +5,11 @@
 **
 ** Contract:
 **   1. NOT PRIVATE. It reads the private rows, and the lists it writes
-**      ("classes", every categorical "values") are copied from them: the
-**      JSON says so in "_warning", and each copied list carries a "_note"
-**      that it must be replaced by the public domain. sql/reference.md too.
+**      ("classes", every categorical "values") are copied from them: each
+**      is written as {"copied_from_rows": [...]}, which options.c reads as
+**      the list but marks, so that a model trained on it is flagged NOT FOR
+**      RELEASE (rdt_info), refused with a ledger and by rdt_sign, and
+**      warned of by rdt_check; "_warning" says so. sql/reference.md too.
 **   2. Numeric bounds are never taken from the rows: "min" and "max" are
 **      null placeholders (an error in rdt_fit until filled) with the reason
 **      in "_note". "epsilon" is a placeholder string, never null: null is a
@@ -205,24 +207,30 @@ static void write_values(sqlite3_str *o, column *c, int is_label, const char *no
     sqlite3_free(m);
     return;
   }
+  /* The copy is marked as one (contract item 1): options.c reads the same
+  ** list from {"copied_from_rows": [...]}, and a model trained on it can
+  ** be neither charged nor signed until the curator writes the public list
+  ** in its place. */
   qsort(c->domain.values, c->domain.n_values, sizeof *c->domain.values, value_cmp);
-  sqlite3_str_appendchar(o, 1, '[');
+  sqlite3_str_appendall(o, "{\"copied_from_rows\":[");
   for (uint32_t i = 0; i < c->domain.n_values; i++) {
     if (i) sqlite3_str_appendchar(o, 1, ',');
     rdt_sql_json_value(o, &c->domain.values[i]);
   }
-  sqlite3_str_appendf(o, "],\"%s\":", note_key);
+  sqlite3_str_appendall(o, "]}");
+  if (!c->text_numeric && !c->blobs) return; /* the marker says the rest */
+  sqlite3_str_appendf(o, ",\"%s\":", note_key);
   sqlite3_str *m = sqlite3_str_new(NULL);
-  sqlite3_str_appendf(m, "%u distinct %s COPIED FROM THE PRIVATE ROWS: replace them with the public list", c->domain.n_values,
-                      what);
   if (c->text_numeric && is_label)
-    sqlite3_str_appendf(m, "; %llu labels are TEXT that looks numeric (e.g. from .import), listed as stored",
+    sqlite3_str_appendf(m, "%llu labels are TEXT that looks numeric (e.g. from .import), listed as stored",
                         (unsigned long long)c->text_numeric);
   else if (c->text_numeric)
-    sqlite3_str_appendf(m, "; %llu values are TEXT that looks numeric (e.g. from .import): if this is a number, make it "
+    sqlite3_str_appendf(m, "%llu values are TEXT that looks numeric (e.g. from .import): if this is a number, make it "
                            "numeric with public bounds, non-numbers then count as missing",
                         (unsigned long long)c->text_numeric);
-  if (c->blobs) sqlite3_str_appendf(m, "; %llu BLOBs are not listed (a BLOB always goes to `other`)", (unsigned long long)c->blobs);
+  if (c->blobs)
+    sqlite3_str_appendf(m, "%s%llu BLOBs are not listed (a BLOB always goes to `other`)", c->text_numeric ? "; " : "",
+                        (unsigned long long)c->blobs);
   int n = sqlite3_str_length(m);
   char *t = sqlite3_str_finish(m);
   rdt_sql_json_string(o, t ? t : "", t ? (size_t)n : 0);
@@ -377,10 +385,11 @@ void rdt_features_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   o = sqlite3_str_new(NULL);
   sqlite3_str_appendall(
       o, "{\"_warning\":\"NOT PRIVATE: rdt_features read the private rows. \\\"classes\\\" and every \\\"values\\\" list "
-         "below were COPIED FROM THEM, and copying values from private data is itself a release (a rare category can "
-         "identify a person). Replace each list with the public domain (a codebook, the form's choices, a standard) "
-         "before training a model you will publish. Numeric bounds were not taken from the rows: fill them from public "
-         "knowledge.\",\"_todo\":\"Fill \\\"epsilon\\\" (your privacy budget, a number > 0) and every numeric feature's "
+         "below were COPIED FROM THEM, marked {\\\"copied_from_rows\\\": [...]}: copying values from private data is "
+         "itself a release (a rare category can identify a person). A model trained on a marked list says NOT FOR "
+         "RELEASE and cannot be charged to a ledger or signed: replace each marked list with the public domain (a "
+         "codebook, the form's choices, a standard), a plain array. Numeric bounds were not taken from the rows: fill "
+         "them from public knowledge.\",\"_todo\":\"Fill \\\"epsilon\\\" (your privacy budget, a number > 0) and every numeric feature's "
          "\\\"min\\\" and \\\"max\\\"; remove identifiers and columns that must not be used; then run rdt_check(options, "
          "query) and rdt_fit(options, query). Keys starting with _ are comments.\",\"epsilon\":\"REQUIRED: your privacy "
          "budget, a number > 0\",\"label\":");

@@ -29,6 +29,18 @@
 
 #include "sql_unit.h"
 
+/* The query's own text as a subquery's, without the semicolons and spaces
+** that may end it (a trailing comment is closed by the newline after it):
+** the length to print of sqlite3_sql(query), or -1 (no text, too long). */
+static int subquery_length(sqlite3_stmt *query) {
+  const char *sql = sqlite3_sql(query);
+  size_t len = sql ? strlen(sql) : 0;
+  while (len && (sql[len - 1] == ';' || sql[len - 1] == ' ' || sql[len - 1] == '\n' || sql[len - 1] == '\t' ||
+                 sql[len - 1] == '\r'))
+    len--;
+  return sql && len < (size_t)1 << 30 ? (int)len : -1;
+}
+
 int rdt_unit_reader_open(rdt_unit_reader *r, sqlite3 *db, sqlite3_stmt *query, int unit_col, uint32_t k, char *err,
                          size_t en) {
   memset(r, 0, sizeof *r);
@@ -38,17 +50,12 @@ int rdt_unit_reader_open(rdt_unit_reader *r, sqlite3 *db, sqlite3_stmt *query, i
     r->stmt = query;
     return 1;
   }
-  /* The query's own text, without the semicolons and spaces that may end it
-  ** (a trailing comment is closed by the newline before the parenthesis). */
-  const char *sql = sqlite3_sql(query), *name = sqlite3_column_name(query, unit_col);
-  size_t len = sql ? strlen(sql) : 0;
-  while (len && (sql[len - 1] == ';' || sql[len - 1] == ' ' || sql[len - 1] == '\n' || sql[len - 1] == '\t' ||
-                 sql[len - 1] == '\r'))
-    len--;
-  char *bounded = sql && name && len < (size_t)1 << 30
+  const char *name = sqlite3_column_name(query, unit_col);
+  int len = subquery_length(query);
+  char *bounded = name && len >= 0
                       ? sqlite3_mprintf("SELECT *, row_number() OVER rdt_unit, count(*) OVER rdt_unit FROM (\n%.*s\n) "
                                         "WHERE \"%w\" IS NOT NULL WINDOW rdt_unit AS (PARTITION BY \"%w\")",
-                                        (int)len, sql, name, name)
+                                        len, sqlite3_sql(query), name, name)
                       : NULL;
   sqlite3_finalize(query);
   if (!bounded) {
@@ -69,10 +76,26 @@ int rdt_unit_reader_open(rdt_unit_reader *r, sqlite3 *db, sqlite3_stmt *query, i
   return 1;
 }
 
+int rdt_unit_count_null(sqlite3 *db, sqlite3_stmt *query, int unit_col, uint64_t *out, char *err, size_t en) {
+  const char *name = sqlite3_column_name(query, unit_col);
+  int len = subquery_length(query);
+  char *q = name && len >= 0 ? sqlite3_mprintf("SELECT count(*) FROM (\n%.*s\n) WHERE \"%w\" IS NULL", len,
+                                               sqlite3_sql(query), name)
+                             : NULL;
+  sqlite3_stmt *stmt = NULL;
+  int ok = q && sqlite3_prepare_v2(db, q, -1, &stmt, NULL) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
+  if (ok) *out = (uint64_t)sqlite3_column_int64(stmt, 0);
+  else snprintf(err, en, "the query failed while it ran: %s", q ? sqlite3_errmsg(db) : "out of memory");
+  sqlite3_finalize(stmt);
+  sqlite3_free(q);
+  return ok;
+}
+
 void rdt_unit_reader_start(rdt_unit_reader *r, const unsigned char *seed_key, const char *purpose) {
   sqlite3_reset(r->stmt);
   rdt_unit_bound_clear(&r->bound);
   rdt_unit_bound_init(&r->bound, r->k, seed_key, purpose);
+  r->units = r->over = r->capped = 0;
 }
 
 int rdt_unit_reader_step(rdt_unit_reader *r, sqlite3 *db, char *err, size_t en) {
@@ -93,7 +116,10 @@ int rdt_unit_reader_step(rdt_unit_reader *r, sqlite3 *db, char *err, size_t en) 
                         "nothing was released (the ledger charge stands)");
       return 0;
     }
+    r->units += position == 1;
+    r->over += position == 1 && (uint64_t)rows > r->k;
     if (keep) return 1;
+    r->capped++;
   }
 }
 

@@ -15,6 +15,9 @@ typedef struct rdt_unit_reader {
   uint64_t k;
   rdt_unit_bound bound;
   int rc; /* the last sqlite3_step result */
+  /* This pass, for rdt_check's report: units seen, those with more than k
+  ** rows, rows the cap dropped. */
+  uint64_t units, over, capped;
 } rdt_unit_reader;
 
 /* Takes over `query` (one validated read-only statement; the caller has
@@ -31,6 +34,10 @@ void rdt_unit_reader_start(rdt_unit_reader *r, const unsigned char *seed_key, co
 ** the end (r->rc == SQLITE_DONE) or on a failure, with err said and r->rc
 ** the failing code (SQLITE_INTERRUPT for an interrupt). */
 int rdt_unit_reader_step(rdt_unit_reader *r, sqlite3 *db, char *err, size_t en);
+/* The rows of `query` whose unit column (unit_col) is NULL, which the
+** bounded form drops unseen: counted by one more pass (rdt_check). Returns
+** 0 with a message. */
+int rdt_unit_count_null(sqlite3 *db, sqlite3_stmt *query, int unit_col, uint64_t *out, char *err, size_t en);
 /* Finalizes the statement (releases its read) and wipes the coins; safe twice. */
 void rdt_unit_reader_close(rdt_unit_reader *r);
 

@@ -1,7 +1,4 @@
 /* bounds.c - private bounds on a grid of every scale; see bounds.h. */
-
-
-
 #include "bounds.h"
 
 #include <math.h>
@@ -59,4 +56,16 @@ int rdt_bounds_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps_quantile, 
   *min = a - ext;
   *max = b + ext;
   return 1;
+}
+
+double rdt_bounds_rows_needed(rdt_eps eps_quantile) {
+  double q = (double)RDT_BOUNDS_LOW / RDT_QUANTILE_ONE, delta = q > 0.5 ? q : 1 - q, beta = 0.05;
+  double cells = 2.0 * RDT_BOUNDS_G * RDT_BOUNDS_CELLS_PER_BINADE;
+  return 2 * delta * log(2 * cells / beta) / (q * rdt_eps_to_double(eps_quantile));
+}
+
+double rdt_bounds_quartile_cells(double min, double max) {
+  /* min = a - f w, max = b + f w, w = b - a: so w = (max - min) / (1 + 2 f). */
+  double w = (max - min) / (1 + 2 * RDT_BOUNDS_FENCE), a = min + RDT_BOUNDS_FENCE * w, b = max - RDT_BOUNDS_FENCE * w;
+  return round((rdt_bounds_to_grid(b) - rdt_bounds_to_grid(a)) * RDT_BOUNDS_CELLS_PER_BINADE);
 }

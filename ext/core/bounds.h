@@ -31,6 +31,19 @@
 **   5. Values the caller has no number for (NULL, BLOB, non-numeric TEXT,
 **      NaN) are not counted; every number is (clamped by rule 2).
 **   6. Memory: 2·G·RDT_BOUNDS_CELLS_PER_BINADE counters (35 KB) per feature.
+**   7. When to trust them (for the curator; no ε). A quartile q lands off
+**      the data (in a cell below every value or above every value) only if
+**      permute-and-flip picks a cell whose utility gap is at least q·n rows
+**      (n: rows with a number); a cell of gap g is accepted with probability
+**      exp(-ε_q g / (2Δ)), Δ = max(q, 1 - q) rows, and is chosen at most
+**      that often, so P(off the data) <= K exp(-ε_q q n / (2Δ)) over the K
+**      cells. Both quartiles stay on the data with probability >= 1 - β
+**      once n >= 2Δ ln(2K/β) / (q ε_q): rdt_bounds_rows_needed, β = 0.05.
+**      Below it the bounds may "explode" (land anywhere on the grid).
+**   8. A release is "collapsed" when its quartiles fell in one cell or two
+**      adjacent ones (rdt_bounds_quartile_cells <= 2): half the rows lie
+**      within about 6% of one value (a 0/1 column mostly 0, say), and
+**      clamping to [min, max] squeezes the rest onto the edges.
 */
 #ifndef RDT_BOUNDS_H
 #define RDT_BOUNDS_H
@@ -60,5 +73,12 @@ int rdt_bounds_init(rdt_median *m);
 void rdt_bounds_add(rdt_median *m, double x);
 /* Rules 3 and 4: 0 when the noise cannot be set up (nothing released). */
 int rdt_bounds_release(const rdt_median *m, rdt_rng *rng, rdt_eps eps_quantile, double *min, double *max);
+
+/* Rule 7: the rows with a number from which a feature's two quartiles stay
+** on the data with probability at least 95% (a public function of eps). */
+double rdt_bounds_rows_needed(rdt_eps eps_quantile);
+/* Rule 8: how many grid cells the quartiles of a release [min, max] span
+** (1: one cell; read back from the fences of rule 4, post-processing). */
+double rdt_bounds_quartile_cells(double min, double max);
 
 #endif

@@ -63,6 +63,8 @@ void rdt_forest_json_export(const rdt_forest *f, rdt_bytes *o) {
   rdt_json_putf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"model_id\":", RDT_EXPORT_FORMAT,
                 RDT_EXPORT_VERSION, RDT_FORMAT_MAJOR, (int)f->format_minor);
   rdt_json_put_hex(o, f->model_id, 16);
+  /* Written only when set: exports of other models are as they were. */
+  if (f->schema.from_rows) rdt_bytes_text(o, ",\"domain_from_rows\":true");
   rdt_json_putf(o, ",\"seeded\":%s,\"privacy\":{\"private\":%s,\"neighbouring\":\"%s\"", c->seeded ? "true" : "false",
                 c->is_private ? "true" : "false", c->unit.column[0] ? "add/remove one unit" : "add/remove one row");
   if (rdt_unit_active(&c->unit)) { /* the UNIT section (unit.h): epsilon_num below is the model's per-row share */
@@ -323,6 +325,9 @@ static int import_forest(rdt_json_reader *r, const rdt_json *root, rdt_forest *f
     return 0;
   /* schema */
   rdt_schema *s = &f->schema;
+  const rdt_json *copied = rdt_json_get(root, "domain_from_rows"); /* absent: false */
+  if (copied && copied->type != RDT_JSON_TRUE) return rdt_json_bad(r, "\"domain_from_rows\" must be true or absent");
+  s->from_rows = copied != NULL;
   const rdt_json *feats = rdt_json_member(r, root, "features", RDT_JSON_ARRAY);
   if (!feats) return 0;
   if (feats->n < 1 || feats->n > RDT_MAX_FEATURES) return rdt_json_bad(r, "\"features\" has a wrong length");

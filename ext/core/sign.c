@@ -10,8 +10,8 @@
 #include "model.h"
 
 /* The checks of Contract 4, for either kind of model. */
-static int publishable(int is_signed, int is_private, int seeded, size_t note_len, const char *note, char *err,
-                       size_t err_size) {
+static int publishable(int is_signed, int is_private, int seeded, int from_rows, size_t note_len, const char *note,
+                       char *err, size_t err_size) {
   if (is_signed) {
     snprintf(err, err_size, "the model is already signed");
     return 0;
@@ -24,6 +24,12 @@ static int publishable(int is_signed, int is_private, int seeded, size_t note_le
   if (seeded) {
     snprintf(err, err_size, "refusing to sign a seeded model: whoever knows the seed can remove its noise, so it is "
                             "not a private release; train it without \"seed\"");
+    return 0;
+  }
+  if (from_rows) {
+    snprintf(err, err_size, "refusing to sign a model whose classes or category values are the lists rdt_features "
+                            "copied from the private rows (\"copied_from_rows\"): publishing it publishes them; "
+                            "retrain with the public lists");
     return 0;
   }
   if (note_len > RDT_MAX_NOTE || (note_len && memchr(note, 0, note_len))) {
@@ -46,7 +52,7 @@ static unsigned char *sign_learned(const unsigned char *model, size_t size, cons
                                    const char *note, size_t note_len, size_t *out_size, char *err, size_t err_size) {
   rdt_learned m;
   if (!rdt_learned_decode(model, size, rdt_learner_by_id, &m, err, err_size)) return NULL;
-  if (!publishable(m.is_signed, m.common.is_private, m.common.seeded, note_len, note, err, err_size)) {
+  if (!publishable(m.is_signed, m.common.is_private, m.common.seeded, m.schema.from_rows, note_len, note, err, err_size)) {
     rdt_learned_free(&m);
     return NULL;
   }
@@ -74,7 +80,7 @@ unsigned char *rdt_model_sign(const unsigned char *model, size_t size, const uns
   rdt_forest f;
   if (rdt_model_is_learned(model, size)) return sign_learned(model, size, secret_key, note, note_len, out_size, err, err_size);
   if (!rdt_model_decode(model, size, &f, err, err_size)) return NULL;
-  if (!publishable(f.is_signed, f.config.is_private, f.config.seeded, note_len, note, err, err_size)) {
+  if (!publishable(f.is_signed, f.config.is_private, f.config.seeded, f.schema.from_rows, note_len, note, err, err_size)) {
     rdt_forest_free(&f);
     return NULL;
   }

@@ -10,8 +10,10 @@
 **   2. Verification decodes the BLOB (any corruption fails there), checks that
 **      the embedded key is the one given, and verifies the signature.
 **   3. Nothing is hand-rolled: crypto_sign_detached / _verify_detached.
-**   4. Signing is publishing: a non-private model ("epsilon": null) and a
-**      seeded one (its noise is known to whoever knows the seed) are refused.
+**   4. Signing is publishing: a non-private model ("epsilon": null), a
+**      seeded one (its noise is known to whoever knows the seed) and one
+**      whose class or category lists were copied from the rows by
+**      rdt_features ("copied_from_rows") are refused.
 **   5. Forest models and learner models (learner.h) alike: the same last
 **      section, the same header flag.
 */
