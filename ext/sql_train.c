@@ -91,7 +91,8 @@ const char *rdt_train_ledger(const rdt_train_session *s) { return s->ledger; }
 ** (loads code), sqlite_log (writes the error log), and changes(),
 ** total_changes() and last_insert_rowid(), which tell what this connection
 ** wrote (to private tables too). Any other function (an extension's, rdt's,
-** the application's, the shell's readfile) can run SQL of its own. */
+** the application's, the shell's readfile or sha3_query) can run SQL of its
+** own, or read outside the database. */
 static const char *const BUILTIN_FUNCTIONS[] = {
     "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg", "ceil", "ceiling", "char",
     "coalesce", "concat", "concat_ws", "cos", "cosh", "count", "cume_dist", "current_date", "current_time",
@@ -114,10 +115,10 @@ static int builtin_listed(const char *name) {
   return 0;
 }
 
-/* Runs sql (one %w-quoted schema at most) binding text to ?1: 1 with *found
-** when it returns a row, 0 with err (what: the thing being checked) when it
-** cannot run. None of these statements calls a function, so an
-** application's authorizer that refuses functions leaves them alone. */
+/* Runs sql (NULL: out of memory), binding text (if any) to ?1: 1 with
+** *found when it returns a row, 0 with err (what: the thing being checked)
+** when it cannot run. None of the check's statements calls a function, so
+** an application's authorizer that refuses functions leaves them alone. */
 static int lookup(sqlite3 *db, const char *sql, const char *text, int *found, const char *what, char *err, size_t en) {
   sqlite3_stmt *q = NULL;
   int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
@@ -348,7 +349,7 @@ static int program_public(sqlite3 *db, const rdt_learn_about *c, char *err, size
 
 /* Whether the SQL's first keyword (after blanks and comments) is SELECT,
 ** WITH or VALUES: a read-only PRAGMA (page_count, say) tells about every
-** table without opening one. */
+** table without opening one, and EXPLAIN's rows are a program's. */
 static int starts_as_select(const char *s) {
   for (;;) {
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f') s++;
@@ -379,7 +380,7 @@ static sqlite3_stmt *prepare_public_query(sqlite3 *db, const rdt_learn_about *c,
   if (!public_tables_declared(db, c, err, en)) return NULL;
   sqlite3_stmt *stmt = rdt_sql_prepare_select(db, c->public_query, -1, "\"public_query\"", err, en);
   if (!stmt) return NULL;
-  if (!starts_as_select(c->public_query) || sqlite3_stmt_isexplain(stmt)) {
+  if (!starts_as_select(c->public_query)) {
     snprintf(err, en, "\"public_query\" must be one read-only SELECT");
     sqlite3_finalize(stmt);
     return NULL;
