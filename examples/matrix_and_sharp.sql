@@ -61,6 +61,9 @@ CREATE TABLE vote(infants TEXT, water TEXT, budget TEXT, physician TEXT, salvado
 CREATE TABLE private_votes AS SELECT * FROM vote WHERE rowid % 3 = 0;
 CREATE TABLE public_votes AS SELECT infants, water, budget, physician, salvador, religious, satellite, nicaragua, missile,
   immigration, synfuels, education, superfund, crime, exports, southafrica FROM vote WHERE rowid % 3 <> 0;
+-- The curator declares which tables are public (the options' "public_tables" may name only these).
+CREATE TABLE IF NOT EXISTS rdt_public_tables(name TEXT PRIMARY KEY);
+INSERT INTO rdt_public_tables VALUES ('public_votes');
 INSERT INTO schema SELECT '"classes": ["democrat", "republican"], "features": [' ||
   (SELECT group_concat('{"name": "' || name || '", "type": "categorical", "values": ["y", "n"]}', ', ')
    FROM pragma_table_info('public_votes')) || ']';

@@ -15,7 +15,8 @@
 **      any row is read: the options go through rdt_train_configure, the
 **      query through rdt_fit's own preparation and by-name binding
 **      (sql_fit.c), the aggregate's arity as rdt_train's. Nothing is built:
-**      RDT#'s public query is not run.
+**      RDT#'s public query is checked as training checks it (its declared
+**      tables, its program: sql_train.c, contract 4) but not run.
 **   4. Every row is judged by the helpers training calls (rdt_sql_class,
 **      rdt_sql_number, rdt_sql_feature of sql_values.c), on the values as
 **      training receives them, so "kept", "dropped", "other", "clamped" and

@@ -30,10 +30,11 @@
 **      outcome cannot be recorded is not returned.
 ** An interrupt (sql_cancel.h) stops it like an error: nothing is released
 ** and a committed charge stands.
-** Residual channel: the query is the caller's. One that fails while it runs
-** (an integer overflow on some row, say) fails after the charge; whether it
-** fails can depend on the rows. The charge stands, and a caller who can run
-** SQL can read the rows anyway (README, "Privacy model").
+** Residual channel: the query is run as given. Its running time, and whether
+** it fails while it runs (an integer overflow on some row, say), can depend
+** on any value it reads, after the charge; the charge stands. So a ledger
+** binds only when the queries are the curator's (README, "Residual
+** channels"); a caller who can run SQL can read the rows anyway.
 **
 ** The statement runs on the calling connection, whose mutex this thread
 ** holds for the whole call, so its column values are read in place (the

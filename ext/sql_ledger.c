@@ -8,10 +8,13 @@
 ** What it guarantees: a function given "ledger" charges its ε, and commits
 ** the charge, before it reads any row, and is refused (nothing charged) when
 ** the ledger has less left. It binds only callers who can reach the private
-** rows solely through the charging functions (an application that owns the
-** connection, e.g. with an authorizer: examples/binding_ledger.py). Whoever
-** can run arbitrary SQL on the connection can read the rows directly, or
-** edit the records below: for them the ledger is a record, not a limit.
+** rows solely through the charging functions, over queries the curator
+** wrote: a query's own running time, and whether it fails, can encode any
+** private value it reads (an application that owns the connection, names
+** the curator's queries and keeps the analyst's SQL off the private tables
+** with an authorizer: examples/binding_ledger.py). Whoever can run
+** arbitrary SQL on the connection can read the rows directly, or edit the
+** records below: for them the ledger is a record, not a limit.
 **
 ** Contract:
 **   1. The charges live in a separate SQLite file (default: the database file

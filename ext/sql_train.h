@@ -4,11 +4,14 @@
 **
 ** A session runs in this order, and each step happens before the next:
 **   1. configure: the options are parsed and checked (size limits, budget
-**      shares, option conflicts). Errors are parameter errors: no row exists.
+**      shares, option conflicts; RDT#'s public query against the curator's
+**      declared public tables, sql_train.c contract 4). Errors are parameter
+**      errors: no row exists.
 **   2. charge: the ledger named in the options is charged and the charge
 **      committed (sql_ledger.c).
-**   3. build: the learner's public rows (RDT#'s) are read and the learner
-**      started or built (a forest's structure drawn).
+**   3. build: the learner's public rows (RDT#'s) are read, their query
+**      checked once more, and the learner started or built (a forest's
+**      structure drawn).
 **   4. row: one private row at a time; never an error for a row's values
 **      (the data-independent rules of sql/reference.md).
 **   5. finish: the noise is added (failing closed: no noise, no model), the

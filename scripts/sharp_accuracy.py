@@ -131,6 +131,9 @@ def run_dataset(name, csv_path, runs, epsilons):
     db.enable_load_extension(True)
     db.load_extension(str(EXTENSION))
     features, domains, classes, note = load(db, csv_path, name)
+    # The curator's declaration: RDT#'s public rows come from the unlabeled table.
+    db.execute("CREATE TABLE rdt_public_tables(name TEXT PRIMARY KEY)")
+    db.execute("INSERT INTO rdt_public_tables VALUES ('unlabeled')")
     (n_rows,) = db.execute("SELECT count(*) FROM data").fetchone()
     fraction = SETTINGS[name]
     base = {"classes": classes, "features": domains}

@@ -117,6 +117,8 @@ fi
 walkthrough "examples/binding_ledger.py: an authorizer makes the ledger binding" \
   "^binding ledger example: ([0-9]+) of \\1 checks passed$" "${python_ext[@]}" examples/binding_ledger.py "$RDT_EXT"
 
+suite "RDT#'s public query on an application's connection (its functions, its authorizer)" "${python_ext[@]}" \
+  tests/public_query_test.py "$RDT_EXT"
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "the npm package npm/ in better-sqlite3" bash tests/npm_test.sh
 suite "docs/guide.md: its marked blocks run, its links and function names hold" bash tests/guide_test.sh

@@ -110,8 +110,10 @@ typedef struct rdt_learn_about {
   const char *algorithm;     /* how rdt_check and the ledger's request name it */
   uint64_t max_rows;         /* the rows it buffers and samples down to; 0: it buffers none */
   /* The SELECT of its public rows (NULL: none), and the tables it may read,
-  ** each NUL-terminated, public_tables_len bytes in all. The caller runs it and
-  ** passes each cleaned row to public_row() before build(). */
+  ** each NUL-terminated, public_tables_len bytes in all. The caller checks
+  ** it (sql_train.c, contract 4: declared public tables only, no function
+  ** that runs SQL), runs it and passes each cleaned row to public_row()
+  ** before build(). */
   const char *public_query;
   const char *public_tables;
   uint32_t public_tables_len;

@@ -440,9 +440,10 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       return fail(err, n, "\"algorithm\": \"rdt#\" needs \"public_query\": a SELECT of the public unlabeled rows, "
                           "one column per feature in order (at most %d bytes)", RDT_SHARP_MAX_QUERY - 1);
     memcpy(c->public_query, j->string, j->string_len + 1);
-    /* The tables public_query may read (sql_train.c enforces it with an
-    ** authorizer): without the list, a query of the private table would
-    ** publish private rows verbatim as centres. */
+    /* The tables public_query may read, each declared public by the curator
+    ** (sql_train.c, contract 4, checks both on its compiled program): a
+    ** query of the private table would publish private rows verbatim as
+    ** centres. */
     j = rdt_json_get(root, "public_tables");
     if (!j || j->type != RDT_JSON_ARRAY)
       return fail(err, n, "\"algorithm\": \"rdt#\" needs \"public_tables\": the list of the tables \"public_query\" "
