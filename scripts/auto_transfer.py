@@ -406,7 +406,8 @@ def main():
     dump = Path(args.json or out.with_suffix(".json"))
     out.parent.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=la.ROOT, capture_output=True, text=True).stdout.strip()
-    meta = {"command": " ".join(["/usr/bin/python3 scripts/auto_transfer.py"] + sys.argv[1:]),
+    shown = [os.path.relpath(a, la.ROOT) if os.path.isdir(a) else a for a in sys.argv[1:]]  # no home paths
+    meta = {"command": " ".join(["/usr/bin/python3 scripts/auto_transfer.py"] + shown),
             "commit": commit or "unknown",
             "date": datetime.date.today().isoformat(), "json": os.path.relpath(dump, la.ROOT),
             "unseeded": args.unseeded, "limit_seconds": args.limit, "eps": eps_list, "learners": ["auto"] + LEARNERS}
