@@ -287,10 +287,13 @@ def report(results, eps_list, names, meta):
             and results[n][e]["learners"]["rdt"]["scores"]
             and results[n][e]["learners"]["rdt"]["scores"] == results[n][e]["learners"]["random_trees"]["scores"]]
     runs = [n for n in results for e in eps_list if e in results[n] and results[n][e]["learners"]["rdt"]["scores"]]
-    if runs:
+    if runs and not meta["unseeded"]:
         lines += [f"rdt scored exactly as random_trees on every split in {len(same)} of the {len(runs)} (set, ε) "
                   "pairs where both ran: random_trees is the RDT forest with its defaults, and a seeded call "
                   "gives the same predictions.", ""]
+    elif runs:
+        lines += ["rdt and random_trees are the same forest (random_trees is the RDT forest with its defaults); "
+                  "unseeded, their columns are two independent draws of it.", ""]
     summary = []
     for eps in eps_list:
         lines += [f"## ε = {eps:g}", ""]
