@@ -399,6 +399,8 @@ def main():
     parser.add_argument("--json", help="per-split dump (default beside --out, .json)")
     args = parser.parse_args()
     eps_list = [float(e) for e in (args.eps or ("1" if args.quick else "0.25,1,4")).split(",")]
+    if not Path(args.data).is_dir():
+        sys.exit(f"auto_transfer.py: no data directory {args.data} (the shared data sets; --data DIR)")
     names = dataset_names(args.data)
     if args.quick:
         names = [n for n in QUICK if n in names]
