@@ -35,7 +35,7 @@ HEADERS := $(wildcard ext/*.h ext/core/*.h ext/core/forests/*.h ext/core/learner
 
 EXT := dist/rdt.$(SOEXT)
 
-.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce reproduce-auto reproduce-tables packages
+.PHONY: all test test-c test-sql test-asan bench demo clean static install uninstall reproduce reproduce-auto reproduce-auto-all reproduce-tables packages
 
 all: $(EXT)
 
@@ -153,6 +153,14 @@ reproduce: $(EXT)
 # a run's sd on the small sets is 2-6 points, so 5 seeds could not resolve a target within one).
 reproduce-auto: $(EXT)
 	/usr/bin/python3 scripts/learners_accuracy.py --algorithm auto --no-reference --runs 50 --data $(PAPER_DATA) --out results/auto_targets.md
+
+# Issue 33: `auto` against each learner it could pick trained alone (and rdt, the majority rate or mean)
+# on all 25 sets of ../shared/datasets at ε = 0.25, 1, 4: 10 splits (5 above 2000 training rows, 3 above
+# 20000), seeded per split; regret, picks and targets into results/auto_transfer.md, every per-split score
+# into results/auto_transfer.json, and auto's time on 100 rows. QUICK=1: four small sets, 2 splits, ε = 1,
+# under build/. Run it under nice on a shared machine: `nice -n 19 make reproduce-auto-all`.
+reproduce-auto-all: $(EXT)
+	/usr/bin/python3 scripts/auto_transfer.py --data $(PAPER_DATA) $(if $(QUICK),--quick,)
 
 # The tables of the README's paper-protocol and defaults sections (about 20 minutes).
 reproduce-tables: $(EXT)

@@ -105,20 +105,59 @@ def split(db, seed, regression):
         db.execute(f"CREATE TABLE {table} AS SELECT data.* FROM data JOIN part USING (rid) WHERE part.test = {t}")
 
 
-def score(db, features, options, regression, chosen=None):
-    """Train on `train` with rdt_train, return the test accuracy (or MSE); append to `chosen` the
-    learner the model holds (rdt_info's "chosen", e.g. auto's pick)."""
+def connect():
+    """An in-memory database with the extension loaded."""
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(str(EXTENSION))
+    return db
+
+
+def task_options(domains, classes):
+    """The options every call shares: the public schema (bounds and categories from the whole file) and
+    the task (regression: the target scaled to [0, 1])."""
+    if classes is None:
+        return {"features": domains, "task": "regression", "target": {"min": 0, "max": 1}}
+    return {"features": domains, "classes": classes}
+
+
+def refusal(db, options):
+    """The learner's error if it does not do this task (naive Bayes and regression), else None: asked of
+    rdt_fit on no rows, so nothing is trained."""
+    try:
+        db.execute("SELECT rdt_fit(?, 'SELECT * FROM data WHERE 0')", (json.dumps(dict(options, label="y")),))
+    except sqlite3.Error as e:
+        if "does not do" in str(e) or "applies to" in str(e) or "regression model" in str(e):
+            return str(e)
+    return None
+
+
+def train(db, features, options):
+    """The model rdt_train releases on table `train`."""
     args = ", ".join(quote(f) for f in features)
     (model,) = db.execute(f"SELECT rdt_train(?, y, {args}) FROM train", (json.dumps(options),)).fetchone()
-    if chosen is not None:
-        (pick,) = db.execute("SELECT json_extract(rdt_info(?), '$.chosen')", (model,)).fetchone()
-        chosen.append(pick or options["algorithm"])
+    return model
+
+
+def evaluate(db, features, model, regression):
+    """The model's test accuracy (or MSE) on table `test`."""
+    args = ", ".join(quote(f) for f in features)
     if regression:
         (mse,) = db.execute(f"SELECT avg((rdt_predict(?, {args}) - y) * (rdt_predict(?, {args}) - y)) FROM test",
                             (model, model)).fetchone()
         return mse
     (acc,) = db.execute(f"SELECT avg(rdt_predict(?, {args}) IS y) FROM test", (model,)).fetchone()
     return acc
+
+
+def score(db, features, options, regression, chosen=None):
+    """Train on `train` with rdt_train, return the test accuracy (or MSE); append to `chosen` the
+    learner the model holds (rdt_info's "chosen", e.g. auto's pick)."""
+    model = train(db, features, options)
+    if chosen is not None:
+        (pick,) = db.execute("SELECT json_extract(rdt_info(?), '$.chosen')", (model,)).fetchone()
+        chosen.append(pick or options["algorithm"])
+    return evaluate(db, features, model, regression)
 
 
 def held(picks):
@@ -177,25 +216,16 @@ def main():
     met = []
     for name in names:
         path = Path(args.data) / name / f"{name}.csv"
-        db = sqlite3.connect(":memory:")
-        db.enable_load_extension(True)
-        db.load_extension(str(EXTENSION))
+        db = connect()
         features, domains, classes, n = load(db, path, name)
         regression = classes is None
-        common = {"features": domains}
-        if regression:
-            common.update({"task": "regression", "target": {"min": 0, "max": 1}})
-        else:
-            common["classes"] = classes
+        common = task_options(domains, classes)
         res = {"base": [], "const": [], "dp": [], "np": []}
-        probe = dict(common, algorithm=args.algorithm, epsilon=args.eps, **extra)
-        try:  # a learner that does not do this task (naive Bayes and regression): say so, go on
-            db.execute("SELECT rdt_fit(?, 'SELECT * FROM data WHERE 0')", (json.dumps(dict(probe, label="y")),))
-        except sqlite3.Error as e:
-            if "does not do" in str(e) or "applies to" in str(e) or "regression model" in str(e):
-                emit(f"| {name} | – | – | (not for this task) | – | 0 | – |")
-                db.close()
-                continue
+        # a learner that does not do this task (naive Bayes and regression): say so, go on
+        if refusal(db, dict(common, algorithm=args.algorithm, epsilon=args.eps, **extra)):
+            emit(f"| {name} | – | – | (not for this task) | – | 0 | – |")
+            db.close()
+            continue
         started = time.time()
         picks = []
         for seed in range(1, args.runs + 1):
