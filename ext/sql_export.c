@@ -1,8 +1,25 @@
 /*
 ** sql_export.c - rdt_export(model) -> JSON and rdt_import(json) -> the same
-** BLOB, byte for byte: the SQL surface. The JSON codec of forest models is
-** the core's (core/forest_json.h, layout in sql/model-format.md); a learner
-** model is exported as its public description and its BLOB in hex.
+** BLOB, byte for byte: the SQL surface.
+**
+** Contract:
+**   1. rdt_export writes a forest with the core's JSON codec
+**      (core/forest_json.h, layout in sql/model-format.md) and a learner
+**      model as its public description (learner, task, epsilon, classes,
+**      features) beside its BLOB in lowercase hex ("model_hex"); the
+**      learner's state has no JSON codec of its own.
+**   2. rdt_import builds the BLOB (a forest from its members, a learner
+**      model from "model_hex") and decodes it as any BLOB is (model.h), so
+**      a model that is corrupt or inconsistent is refused.
+**   3. The BLOB is the authority: rdt_import then regenerates the export
+**      from it and refuses a document that is not that export as JSON
+**      values (core/json_io.h contract 5), naming the first member that
+**      differs, so no readable member (a learner's "epsilon", "learner",
+**      "classes", a forest's "privacy.epsilon", ...) can say what the model
+**      does not. Key order, whitespace and number spelling are free.
+**   4. Errors are SQL errors prefixed "rdt_import: "; hostile documents are
+**      refused, never crash (the parser bounds depth; every allocation is
+**      checked).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +31,9 @@
 #include "core/model.h"
 #include "rdt_sql.h"
 
-/* A learner model: its public description for people, and the model itself
-** as hex ("model_hex") for rdt_import, which re-validates it as a BLOB. The
-** learner's state has no JSON codec of its own yet. */
-/* Written with the core's JSON writers (core/json_io.h), as forests are. */
-static void export_learned(rdt_bytes *o, const rdt_model_handle *h) {
-  const rdt_learned *m = &h->learned;
+/* Contract 1: written with the core's JSON writers (core/json_io.h), as
+** forests are; bytes[0..size) is the model's BLOB. */
+static void export_learned(rdt_bytes *o, const rdt_learned *m, const unsigned char *bytes, size_t size) {
   rdt_json_putf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"learner\":\"%s\","
                    "\"task\":\"%s\",\"epsilon\":",
                 RDT_EXPORT_FORMAT, RDT_EXPORT_VERSION, RDT_FORMAT_MAJOR, m->format_minor, m->learner->name,
@@ -31,12 +45,13 @@ static void export_learned(rdt_bytes *o, const rdt_model_handle *h) {
   rdt_bytes_text(o, ",\"features\":");
   rdt_json_put_features(o, &m->schema);
   rdt_bytes_text(o, ",\"model_hex\":");
-  rdt_json_put_hex(o, h->bytes, h->size);
+  rdt_json_put_hex(o, bytes, size);
   rdt_json_put_char(o, '}');
 }
 
 /* rdt_import of a learner export: the hex back to the BLOB, decoded as any
-** BLOB is (Contract of model.h), so a hand-edited export is refused. */
+** BLOB is (contract 2), then the document checked against the export of
+** what it decoded (contract 3): the readable members are not read at all. */
 static unsigned char *import_learned(const rdt_json *root, size_t *size, char *err, size_t en) {
   const rdt_json *f = rdt_json_get(root, "format"), *v = rdt_json_get(root, "format_version"),
                  *x = rdt_json_get(root, "model_hex");
@@ -72,7 +87,16 @@ static unsigned char *import_learned(const rdt_json *root, size_t *size, char *e
     free(blob);
     return NULL;
   }
+  rdt_bytes o = {0};
+  export_learned(&o, &m, blob, n);
   rdt_learned_free(&m);
+  int same = !o.oom && rdt_json_same_export(root, o.p, o.n, err, en);
+  if (o.oom) snprintf(err, en, "out of memory");
+  rdt_bytes_free(&o);
+  if (!same) {
+    free(blob);
+    return NULL;
+  }
   *size = n;
   return blob;
 }
@@ -82,7 +106,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
   if (!h) return;
   rdt_bytes o = {0};
-  if (h->is_learned) export_learned(&o, h);
+  if (h->is_learned) export_learned(&o, &h->learned, h->bytes, h->size);
   else rdt_forest_json_export(&h->forest, &o);
   if (o.oom) {
     rdt_bytes_free(&o);
@@ -94,7 +118,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  char err[256] = "", jerr[128];
+  char err[512] = "", jerr[128]; /* room for a JSON path and two values (json_io.h contract 5) */
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
     sqlite3_result_error(ctx, "rdt_import: expected the JSON text made by rdt_export", -1);
     return;

@@ -20,6 +20,15 @@
 **      claims is validated exactly as for a BLOB. It returns the BLOB, or
 **      NULL with a message in err; it never crashes on hostile documents it
 **      can hold in memory.
+**   4. The BLOB is the authority, the readable members its views: import
+**      then exports the model it built and refuses a document that is not
+**      that export as JSON values (json_io.h contract 5: key order, spacing
+**      and number spelling free; a member edited, missing or added refused,
+**      named by its path). So "epsilon", "noise_scale", "neighbouring" or
+**      any member the builder does not read cannot disagree with the model.
+**      The one leniency: a document whose "model_format" names an older
+**      minor version (an export of a 1.0 model) is compared with the export
+**      at that version, and the BLOB it gives is of the current version.
 */
 #ifndef RDT_FOREST_JSON_H
 #define RDT_FOREST_JSON_H
