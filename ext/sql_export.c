@@ -17,7 +17,11 @@
 **      differs, so no readable member (a learner's "epsilon", "learner",
 **      "classes", a forest's "privacy.epsilon", ...) can say what the model
 **      does not. Key order, whitespace and number spelling are free.
-**   4. Errors are SQL errors prefixed "rdt_import: "; hostile documents are
+**   4. A signed document whose signature does not verify under the key it
+**      carries is refused (core/forest_json.h contract 5): an edit of what
+**      the BLOB holds gives another model, which only the signature can
+**      tell from the publisher's.
+**   5. Errors are SQL errors prefixed "rdt_import: "; hostile documents are
 **      refused, never crash (the parser bounds depth; every allocation is
 **      checked).
 */
@@ -29,6 +33,7 @@
 #include "core/json.h"
 #include "core/json_io.h"
 #include "core/model.h"
+#include "core/sign.h"
 #include "rdt_sql.h"
 
 /* Contract 1: written with the core's JSON writers (core/json_io.h), as
@@ -89,10 +94,14 @@ static unsigned char *import_learned(const rdt_json *root, size_t *size, char *e
   }
   rdt_bytes o = {0};
   export_learned(&o, &m, blob, n);
-  rdt_learned_free(&m);
   int same = !o.oom && rdt_json_same_export(root, o.p, o.n, err, en);
   if (o.oom) snprintf(err, en, "out of memory");
   rdt_bytes_free(&o);
+  if (same && m.is_signed && !rdt_model_verify(blob, n, m.public_key)) { /* contract 4 */
+    snprintf(err, en, "%s", RDT_EXPORT_UNSIGNED_EDIT);
+    same = 0;
+  }
+  rdt_learned_free(&m);
   if (!same) {
     free(blob);
     return NULL;
@@ -131,7 +140,8 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   size_t n = 0;
-  unsigned char *blob = root->type == RDT_JSON_OBJECT && rdt_json_get(root, "learner")
+  /* A learner export carries its BLOB, a forest export never does (as examples/rdt_reader.py tells them apart). */
+  unsigned char *blob = root->type == RDT_JSON_OBJECT && rdt_json_get(root, "model_hex")
                             ? import_learned(root, &n, err, sizeof err)
                             : rdt_forest_json_import(root, &n, err, sizeof err);
   rdt_json_free(root);

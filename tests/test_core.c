@@ -1733,6 +1733,28 @@ static void test_sign(void) {
   check(all_fail, "sign: every single-bit flip of a signed model fails verification");
   check(all_fail_rechecked, "sign: ... also with the checksum recomputed after the flip");
   check(sm && rdt_model_verify(sm, ssize, pk), "sign: the restored model verifies again");
+  /* Its export imports to itself; edited where the BLOB holds it (a
+  ** class), it is another model whose signature fails: refused
+  ** (forest_json.h contract 5). */
+  rdt_bytes out = {0};
+  ok = sm && rdt_model_decode(sm, ssize, &f, err, sizeof err);
+  if (ok) {
+    rdt_forest_json_export(&f, &out);
+    rdt_bytes_put(&out, "", 1);
+    rdt_forest_free(&f);
+  }
+  const char *text = ok && !out.oom ? (const char *)out.p : NULL;
+  size_t n4 = 0;
+  unsigned char *back = text ? import_text(text, &n4, err, sizeof err) : NULL;
+  check(back && n4 == ssize && memcmp(back, sm, ssize) == 0 && rdt_model_verify(back, n4, pk),
+        "sign: a signed model's export imports to the same BLOB, which verifies");
+  free(back);
+  check(text && !imports_edited(text, "\"classes\":[\"no\",\"yes\"]", "\"classes\":[\"yes\",\"no\"]", err, sizeof err) &&
+            strcmp(err, RDT_EXPORT_UNSIGNED_EDIT) == 0,
+        "sign: a signed export whose classes were swapped is refused (its signature fails)");
+  check(text && imports_edited(text, "\"epsilon\":1.0", "\"epsilon\":1", err, sizeof err),
+        "sign: ... while the same export respelled imports");
+  rdt_bytes_free(&out);
   free(sm);
   free(blob);
 }

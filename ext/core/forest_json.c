@@ -11,6 +11,7 @@
 #include "forest_kind.h"
 #include "json_io.h"
 #include "model.h"
+#include "sign.h"
 
 /* ---- export ------------------------------------------------------------- */
 
@@ -399,6 +400,10 @@ unsigned char *rdt_forest_json_import(const rdt_json *root, size_t *n, char *err
     blob = NULL;
   } else if (blob) {
     if (!same_as_export(root, &check, err, en)) {
+      free(blob);
+      blob = NULL;
+    } else if (check.is_signed && !rdt_model_verify(blob, *n, check.public_key)) { /* contract 5 */
+      snprintf(err, en, "%s", RDT_EXPORT_UNSIGNED_EDIT);
       free(blob);
       blob = NULL;
     }
