@@ -433,4 +433,20 @@ expect "a repeated member is refused (rdt_import, the reader)" "1 1" \
   "$("$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/lie$n_edit.json') AS TEXT))" 2>&1 | grep -c 'the document.s "learner" appears more than once') $(
      python3 examples/rdt_reader.py "$tmp/lie$n_edit.json" "$tmp/bank.rows.csv" 2>&1 | grep -c 'the document.s "learner" appears more than once')"
 
+# The fuzz corpus of exports (tests/fuzz/corpus/import/, replayed through the core by make test):
+# through the extension, ok-* and same-* import, edit-* are refused with a message naming the document,
+# bad-* and the fuzzer's finds (fuzz-found-*) with a message.
+for f in tests/fuzz/corpus/import/*.json; do
+  name=$(basename "$f" .json)
+  out=$("$shell" :memory: ".load $ext" "SELECT length(rdt_import(CAST(readfile('$f') AS TEXT))) > 0" 2>&1)
+  case $name in
+    edit-*) want="rdt_import: the document" ;;
+    bad-* | fuzz-found-*) want="rdt_import: " ;;
+    *) want=1 ;;
+  esac
+  if [ "${out#*"$want"}" != "$out" ] && { [ "$want" != 1 ] || [ "$out" = 1 ]; }; then
+    ok "fuzz corpus export $name: ${want/#1/imports}"
+  else printf '#   %s\n' "$out"; nok "fuzz corpus export $name: ${want/#1/imports}"; fi
+done
+
 tap_summary

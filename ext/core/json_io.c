@@ -285,15 +285,31 @@ static size_t member_at(const rdt_json *o, const char *key, size_t from) {
   return o->n;
 }
 
+/* Index of the member of o that is the (nth+1)-th named key, or o->n. */
+static size_t nth_member(const rdt_json *o, const char *key, size_t nth) {
+  size_t k = member_at(o, key, 0);
+  while (nth-- > 0 && k < o->n) k = member_at(o, key, k + 1);
+  return k;
+}
+
+/* How many of o's first `upto` members are named key. */
+static size_t count_members(const rdt_json *o, const char *key, size_t upto) {
+  size_t n = 0;
+  for (size_t k = 0; k < upto; k++) n += strcmp(o->items[k]->key, key) == 0;
+  return n;
+}
+
 static int same_value(json_diff *d, const rdt_json *g, const rdt_json *w);
 
-/* The export's members in its order, then members it lacks, then repeats. */
+/* The export's members in its order, then members it lacks, then repeats.
+** The n-th member of a name in w is matched with the n-th of that name in g
+** (an export names each member once; this keeps the rule an equivalence). */
 static int same_object(json_diff *d, const rdt_json *g, const rdt_json *w) {
   size_t at = d->len;
   for (size_t i = 0; i < w->n; i++) {
     const rdt_json *wm = w->items[i];
     path_key(d, wm->key);
-    size_t k = member_at(g, wm->key, 0);
+    size_t k = nth_member(g, wm->key, count_members(w, wm->key, i));
     if (k == g->n) {
       d->kind = DIFF_MISSING, d->given = NULL, d->want = wm;
       return 0;
@@ -301,7 +317,7 @@ static int same_object(json_diff *d, const rdt_json *g, const rdt_json *w) {
     if (!same_value(d, g->items[k], wm)) return 0;
     path_back(d, at);
   }
-  if (g->n == w->n) return 1; /* every member of w found, none left over */
+  if (g->n == w->n) return 1; /* every member of w matched, none left over */
   for (size_t k = 0; k < g->n; k++)
     if (member_at(w, g->items[k]->key, 0) == w->n) {
       path_key(d, g->items[k]->key);
@@ -309,12 +325,12 @@ static int same_object(json_diff *d, const rdt_json *g, const rdt_json *w) {
       return 0;
     }
   for (size_t i = 0; i < w->n; i++)
-    if (member_at(g, w->items[i]->key, member_at(g, w->items[i]->key, 0) + 1) < g->n) {
+    if (count_members(g, w->items[i]->key, g->n) > count_members(w, w->items[i]->key, w->n)) {
       path_key(d, w->items[i]->key);
       d->kind = DIFF_REPEATED, d->given = d->want = w->items[i];
       return 0;
     }
-  return 1; /* not reached while the export names each member once */
+  return 1; /* not reached: g has more members than w, each of a name w has */
 }
 
 static int same_value(json_diff *d, const rdt_json *g, const rdt_json *w) {

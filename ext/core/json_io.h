@@ -24,12 +24,14 @@
 **      order, numbers by value (1, 1.0 and 1e0 are one number; an integer
 **      and a fraction are equal only when exactly so), strings by their
 **      decoded bytes, arrays element by element. A member missing, extra or
-**      repeated is a difference. The first difference (in the export's
-**      order; extra and repeated members after the rest) is named by its
-**      JSON path ("privacy.epsilon", "features[0].min") with both values.
-**      Work is at most the export's size times the member count of the
-**      document's widest object and recursion follows the export's nesting,
-**      so a hostile document cannot make it slow or deep.
+**      repeated is a difference (the n-th member of a name is matched with
+**      the n-th of that name, so the rule is an equivalence). The first
+**      difference (in the export's order; extra and repeated members after
+**      the rest) is named by its JSON path ("privacy.epsilon",
+**      "features[0].min") with both values. Work is at most the export's
+**      size times the width of its and the document's widest objects, and
+**      recursion follows the export's nesting, so a hostile document cannot
+**      make it slow or deep.
 */
 #ifndef RDT_JSON_IO_H
 #define RDT_JSON_IO_H
