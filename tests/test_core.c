@@ -1583,6 +1583,13 @@ static void test_export_views(const char *text, const unsigned char *blob, size_
                      "{\"s\":\"x\"}", err, sizeof err) &&
             strstr(err, "\"s\" (\"\\\"?\xc3\xa9") != NULL && strstr(err, "\xc3\xa9...\") disagrees") != NULL,
         "same_export: a long string is shown cut at a character, quotes escaped, control bytes as ?");
+  check(same_export("{\"a\":1,\"b\":0,\"a\":2}", "{\"a\":1,\"a\":2,\"b\":0}", err, sizeof err) &&
+            !same_export("{\"a\":2,\"a\":1}", "{\"a\":1,\"a\":2}", err, sizeof err) &&
+            strstr(err, "\"a\" (2) disagrees with the model it carries (1)") != NULL,
+        "same_export: the n-th member of a name is matched with the n-th (reflexive with repeated names)");
+  check(!same_export("{\"a\":1,\"a\":1,\"a\":1}", "{\"a\":1,\"a\":1}", err, sizeof err) &&
+            strstr(err, "\"a\" appears more than once") != NULL,
+        "same_export: a name more often than in the export is refused as repeated");
   check(!same_export("{\"a\":1e999}", "{\"a\":1.0}", err, sizeof err) && strstr(err, "(a number out of range)") != NULL,
         "same_export: an overflowing number is shown as out of range");
   /* Wide objects: the work is the export's size times the document's width. */
