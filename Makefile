@@ -67,7 +67,7 @@ build/test_long_work: tests/test_long_work.c tests/check.h $(CORE_SRC) $(SQL_SRC
 
 # The whole suite: C unit tests of the core, then SQL tests through the
 # sqlite3 shell. Ends with "N passed, N failed".
-test: $(EXT) build/test_core build/test_learners build/test_boost build/test_long_work build/audit build/fuzz-replay-model build/fuzz-replay-options build/embed
+test: $(EXT) build/test_core build/test_learners build/test_boost build/test_long_work build/audit build/fuzz-replay-model build/fuzz-replay-options build/fuzz-replay-import build/embed
 	@bash tests/run_all.sh
 
 # Same suite under AddressSanitizer + UndefinedBehaviorSanitizer. The shell is
@@ -83,8 +83,10 @@ test-asan:
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/audit tests/audit.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-model tests/fuzz/replay.c tests/fuzz/fuzz_model.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-options tests/fuzz/replay.c tests/fuzz/fuzz_options.c $(CORE_SRC) $(SODIUM_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o build/asan/fuzz-replay-import tests/fuzz/replay.c tests/fuzz/fuzz_import.c $(CORE_SRC) $(SODIUM_LIBS) -lm
 	@RDT_SANITIZE=1 RDT_EXT=$(CURDIR)/build/asan/rdt RDT_TEST_CORE=build/asan/test_core RDT_TEST_LEARNERS=build/asan/test_learners RDT_TEST_BOOST=build/asan/test_boost RDT_TEST_LONG_WORK=build/asan/test_long_work RDT_AUDIT=build/asan/audit \
 	  RDT_FUZZ_REPLAY_MODEL=build/asan/fuzz-replay-model RDT_FUZZ_REPLAY_OPTIONS=build/asan/fuzz-replay-options \
+	  RDT_FUZZ_REPLAY_IMPORT=build/asan/fuzz-replay-import \
 	  bash tests/run_all.sh
 
 # ---- static library, embedding example, installation ----------------------
@@ -188,7 +190,7 @@ clean:
 	rm -rf dist build
 
 # ---- hostile input: fuzzing and valgrind (tests/fuzz/) --------------------
-# make fuzz          libFuzzer + ASan + UBSan builds of tests/fuzz/fuzz_{model,options}.c
+# make fuzz          libFuzzer + ASan + UBSan builds of tests/fuzz/fuzz_{model,options,import}.c
 #                    (clang), each run FUZZ_SECONDS on a copy of its seed corpus in
 #                    build/fuzz/; crashes are written to build/fuzz/crashes/.
 # make fuzz-replay   the same targets built with $(CC) and tests/fuzz/replay.c, run over
@@ -202,21 +204,21 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 # needs make -B). FUZZ_ARGS: more libFuzzer flags, e.g. -fork=2 -ignore_crashes=1.
 FUZZ_DEFS ?=
 FUZZ_ARGS ?=
-FUZZ_TARGETS := model options
+FUZZ_TARGETS := model options import
 FUZZ_HEADERS := tests/fuzz/fuzz_common.h $(HEADERS)
 VALGRIND ?= valgrind
 
 .PHONY: fuzz fuzz-replay test-valgrind
 
-build/fuzz/fuzz_model build/fuzz/fuzz_options: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRC) $(FUZZ_HEADERS)
+build/fuzz/fuzz_model build/fuzz/fuzz_options build/fuzz/fuzz_import: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRC) $(FUZZ_HEADERS)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) $(FUZZ_DEFS) -o $@ $< $(CORE_SRC) $(SODIUM_LIBS) -lm
 
-build/fuzz-replay-model build/fuzz-replay-options: build/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(CORE_SRC) $(FUZZ_HEADERS)
+build/fuzz-replay-model build/fuzz-replay-options build/fuzz-replay-import: build/fuzz-replay-%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(CORE_SRC) $(FUZZ_HEADERS)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(CORE_SRC) $(SODIUM_LIBS) -lm
 
-fuzz: build/fuzz/fuzz_model build/fuzz/fuzz_options
+fuzz: build/fuzz/fuzz_model build/fuzz/fuzz_options build/fuzz/fuzz_import
 	@mkdir -p build/fuzz/crashes
 	@for t in $(FUZZ_TARGETS); do \
 	  rm -rf build/fuzz/corpus-$$t; cp -r tests/fuzz/corpus/$$t build/fuzz/corpus-$$t; \
@@ -230,12 +232,12 @@ fuzz: build/fuzz/fuzz_model build/fuzz/fuzz_options
 	  [ $$rc -eq 0 ] || fail=1; \
 	done; exit $${fail:-0}
 
-fuzz-replay: build/fuzz-replay-model build/fuzz-replay-options
+fuzz-replay: build/fuzz-replay-model build/fuzz-replay-options build/fuzz-replay-import
 	@fail=0; for t in $(FUZZ_TARGETS); do build/fuzz-replay-$$t tests/fuzz/corpus/$$t || fail=1; done; exit $$fail
 
 # valgrind's --error-exitcode=99 marks its findings; the SQL runner fails a case
 # whose shell exits 99 (see tests/valgrind-sqlite3.sh).
-test-valgrind: $(EXT) build/test_core build/test_learners build/test_boost build/fuzz-replay-model build/fuzz-replay-options
+test-valgrind: $(EXT) build/test_core build/test_learners build/test_boost build/fuzz-replay-model build/fuzz-replay-options build/fuzz-replay-import
 	@fail=0; \
 	echo "# core unit tests under valgrind"; \
 	$(VALGRIND) -q --error-exitcode=99 --leak-check=full build/test_core || { echo "not ok - build/test_core under valgrind (exit $$?)"; fail=1; }; \

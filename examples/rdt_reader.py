@@ -14,6 +14,13 @@ with constant, naive_bayes (bayes and moments readouts), boost, private_tree, ra
 matrix_forest, and whichever of them auto chose (sql/model-format.md, "Learner payloads"). It
 does not verify signatures (rdt_verify does).
 
+The model is the authority, the readable members its views: a learner export's "learner", "task",
+"epsilon", "classes", "features" and "model_format" must be what its "model_hex" decodes to, and a
+forest export's redundant members ("privacy.epsilon" beside "epsilon_num", "epsilon_den",
+"neighbouring", "noise_scale", "model_format") what its other members give, as JSON values (key
+order, spacing and number spelling free; a member edited, missing, added or repeated is refused,
+named by its path), as rdt_import refuses them (sql/model-format.md, "Exports").
+
     python3 examples/rdt_reader.py model.json rows.csv      # prints one prediction per row
     (rows.csv: a header with the feature names, then one row per line; empty cells are missing)
 """
@@ -105,6 +112,7 @@ class Model:
         if doc.get("layout") == "multiway" or doc.get("vote") == 4:
             raise ValueError("this reader predicts with complete binary trees and the majority, threshold and "
                              "probabilistic votes; multiway forests (matrix, rdt#) and weight voting need the extension")
+        check_forest_views(doc)
         self.doc = doc
         self.features = doc["features"]
         self.classes = doc["classes"]
@@ -306,6 +314,170 @@ def _eps(num):
     return math.ldexp(float(num), -32)
 
 
+# ---- readable views checked against the model (ext/core/json_io.h contract 5) -------------------
+
+_EDITED = ": an edited export; read the document rdt_export wrote"
+
+
+class _Object(dict):
+    """A JSON object that remembers the first member name it met twice (json.load keeps the last)."""
+    repeated = None
+
+
+def _object(pairs):
+    o = _Object()
+    for k, v in pairs:
+        if k in o and o.repeated is None:
+            o.repeated = k
+        o[k] = v
+    return o
+
+
+def _refuse_constant(name):
+    raise ModelError("not JSON (%s is not a JSON number)" % name)
+
+
+def parse_export(text):
+    """The export's JSON with repeated members remembered and NaN / Infinity refused."""
+    try:
+        return json.loads(text, object_pairs_hook=_object, parse_constant=_refuse_constant)
+    except ModelError:
+        raise
+    except ValueError as e:
+        raise ModelError("not JSON (%s)" % e) from None
+    except RecursionError:
+        raise ModelError("not JSON (nested too deeply)") from None
+
+
+def _json_kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return "string" if isinstance(v, str) else "array" if isinstance(v, list) else "object"
+
+
+def _show(v):
+    """A value as the messages show it: scalars as JSON (strings cut at 40 characters), containers by size."""
+    kind = _json_kind(v)
+    if kind == "null":
+        return "null"
+    if kind == "bool":
+        return "true" if v else "false"
+    if kind == "number":
+        return repr(v) if math.isfinite(v) else "a number out of range"
+    if kind == "string":
+        return json.dumps(v[:40], ensure_ascii=False)[:-1] + ("..." if len(v) > 40 else "") + '"'
+    if kind == "array":
+        return "an array of %d" % len(v)
+    return "an object of %d members" % len(v)
+
+
+def _path(path, key):
+    return "%s.%s" % (path, key) if path else key
+
+
+def _first_difference(given, want, path=""):
+    """rdt_json_same_export's rule: the first difference of two JSON values as a message, or None.
+    Members by name in the export's order, then members the export lacks, then repeated ones;
+    numbers by value (Python compares an int and a float exactly); arrays element by element."""
+    where = 'the document\'s "%s"' % path if path else "the document"
+    if _json_kind(given) != _json_kind(want):
+        return "%s (%s) disagrees with the model it carries (%s)" % (where, _show(given), _show(want))
+    if isinstance(want, list):
+        if len(given) != len(want):
+            return "%s (%s) disagrees with the model it carries (%s)" % (where, _show(given), _show(want))
+        for i, (g, w) in enumerate(zip(given, want)):
+            d = _first_difference(g, w, "%s[%d]" % (path, i))
+            if d:
+                return d
+        return None
+    if isinstance(want, dict):
+        for k, w in want.items():
+            if k not in given:
+                return 'the document lacks "%s", which the model it carries has (%s)' % (_path(path, k), _show(w))
+            d = _first_difference(given[k], w, _path(path, k))
+            if d:
+                return d
+        for k, g in given.items():
+            if k not in want:
+                return 'the document\'s "%s" (%s) is not in the model it carries' % (_path(path, k), _show(g))
+        if getattr(given, "repeated", None) is not None:
+            return 'the document\'s "%s" appears more than once' % _path(path, given.repeated)
+        return None
+    if given != want:
+        return "%s (%s) disagrees with the model it carries (%s)" % (where, _show(given), _show(want))
+    return None
+
+
+def check_views(doc, want):
+    """Refuses doc unless it is the export want as JSON values."""
+    d = _first_difference(doc, want)
+    if d:
+        raise ModelError(d + _EDITED)
+
+
+def _count(obj, key):
+    """An integer member (the binary-equivalent ones the views are computed from)."""
+    v = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ModelError('not a complete rdt model export ("%s" must be a non-negative integer)' % key)
+    return v
+
+
+def _ratio(a, b):
+    """a / b as C divides doubles; C writes the infinity of b = 0 as null."""
+    return a / b if b else None
+
+
+def check_forest_views(doc):
+    """A forest export (RDT, DiPriMe): the members rdt_import reads are the model; the rest must be
+    what they give (forest_json.c, in its order): model_format a version this reader knows,
+    neighbouring from the unit, epsilon from epsilon_num, epsilon_den 2^32, noise_scale
+    (rdt_forest_leaf_scale), no member the exporter does not write."""
+    members = ["format", "format_version", "model_format", "model_id", "seeded", "privacy", "algorithm", "task",
+               "trees", "depth", "vote", "splits", "categorical", "auto_depth", "epsilon_count_num", "row_count",
+               "candidates", "partition", "rho", "target", "noise_scale", "features", "classes", "nodes", "leaves",
+               "voting_trees", "signature"]
+    views = {"model_format", "noise_scale"}
+    for k in members:
+        if k not in doc and k not in views and k != "voting_trees":
+            raise ModelError('not a complete rdt model export (it lacks "%s")' % k)
+    priv = doc["privacy"]
+    if not isinstance(priv, dict) or not isinstance(priv.get("private"), bool):
+        raise ModelError('not a complete rdt model export ("privacy" must hold "private")')
+    want_priv = {"private": priv["private"]}
+    unit = priv.get("unit")
+    want_priv["neighbouring"] = ("add/remove one unit" if isinstance(unit, dict) and unit.get("column")
+                                 else "add/remove one row")
+    if "unit" in priv:
+        want_priv["unit"] = unit
+    diprime = doc["algorithm"] == "diprime"
+    scale = 0.0
+    if priv["private"]:
+        num = _count(priv, "epsilon_num")
+        want_priv.update(epsilon=_eps(num), epsilon_num=num, epsilon_den=1 << 32)
+        if diprime:
+            leaf = _count(priv, "epsilon_leaf_num")
+            want_priv.update(epsilon_query_num=_count(priv, "epsilon_query_num"), epsilon_leaf_num=leaf)
+            scale = _ratio(2.0 if doc["task"] == "regression" else 1.0, _eps(leaf))
+        else:
+            scale = _ratio(float(_count(doc, "trees")), _eps(num - _count(doc, "epsilon_count_num")))
+    want = {}
+    for k in members:
+        if k == "model_format":
+            want[k] = doc[k] if doc.get(k) in ("1.0", "1.1") else "1.1"
+        elif k == "privacy":
+            want[k] = want_priv
+        elif k == "noise_scale":
+            want[k] = scale
+        elif k in doc:
+            want[k] = doc[k]
+    check_views(doc, want)
+
+
 def decode_learner_blob(blob):
     """The learner model BLOB (sql/model-format.md): checks it in the C decoder's order (magic, size,
     version, declared length, checksum, then the sections) and returns its facts and the learner's
@@ -334,7 +506,7 @@ def decode_learner_blob(blob):
         raise ModelError("invalid model: wrong number of sections")
     r = _Bytes(body, _HEADER_BYTES)
     want = ["PRIV", "SCHM", "UNIT", "LRNR", "SIGN"] if n_sections == 4 + signed else ["PRIV", "SCHM", "LRNR", "SIGN"]
-    out = {"seeded": bool(flags & _FLAG_SEEDED)}
+    out = {"seeded": bool(flags & _FLAG_SEEDED), "minor": version & 0xFFFF}
     for i in range(n_sections):
         tag, sflags, length = r.take(4), r.u32(), r.u64()
         if length > r.left():
@@ -851,13 +1023,17 @@ class LearnerModel:
                 raise ModelError("\"model_hex\" must be the model as lowercase hexadecimal")
             blob = bytes.fromhex(hexed)
         facts = decode_learner_blob(blob)
+        if doc is not None:  # the readable members are views of the BLOB (sql_export.c, export_learned)
+            check_views(doc, {
+                "format": "rdt-model-json", "format_version": 1, "model_format": "1.%d" % facts["minor"],
+                "learner": _LEARNERS[facts["learner"]], "task": "regression" if facts["regression"] else "classification",
+                "epsilon": _eps(facts["eps_num"]) if facts["private"] else None,
+                "classes": facts["classes"], "features": facts["features"], "model_hex": doc["model_hex"]})
         self.features, self.classes = facts["features"], facts["classes"]
         self.regression, self.private = facts["regression"], facts["private"]
         self.target_min, self.target_max = facts["target_min"], facts["target_max"]
         self.codes = feature_codes(self.features)
         self.learner = _LEARNERS[facts["learner"]]
-        if doc is not None and doc.get("learner") not in (None, self.learner):
-            raise ModelError("the export's \"learner\" (%s) is not its model's (%s)" % (doc.get("learner"), self.learner))
         r, lid, eps_num = facts["payload"], facts["learner"], facts["eps_num"]
         self.chosen = self.learner
         if lid == 5:  # auto.c: chosen id, picked id, n^, s, gain, the constant's ε share, [the guard's sensitivity,] the chosen payload
@@ -915,10 +1091,7 @@ def _member(mask, code):
 def load(path):
     """The model of an export: a learner model when it carries "model_hex", else a forest."""
     with open(path) as f:
-        try:
-            doc = json.load(f)
-        except ValueError as e:
-            raise ModelError("not JSON (%s)" % e) from None
+        doc = parse_export(f.read())
     if not isinstance(doc, dict):
         raise ModelError("not an rdt model export (format rdt-model-json, version 1)")
     if "model_hex" in doc:

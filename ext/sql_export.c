@@ -1,8 +1,29 @@
 /*
 ** sql_export.c - rdt_export(model) -> JSON and rdt_import(json) -> the same
-** BLOB, byte for byte: the SQL surface. The JSON codec of forest models is
-** the core's (core/forest_json.h, layout in sql/model-format.md); a learner
-** model is exported as its public description and its BLOB in hex.
+** BLOB, byte for byte: the SQL surface.
+**
+** Contract:
+**   1. rdt_export writes a forest with the core's JSON codec
+**      (core/forest_json.h, layout in sql/model-format.md) and a learner
+**      model as its public description (learner, task, epsilon, classes,
+**      features) beside its BLOB in lowercase hex ("model_hex"); the
+**      learner's state has no JSON codec of its own.
+**   2. rdt_import builds the BLOB (a forest from its members, a learner
+**      model from "model_hex") and decodes it as any BLOB is (model.h), so
+**      a model that is corrupt or inconsistent is refused.
+**   3. The BLOB is the authority: rdt_import then regenerates the export
+**      from it and refuses a document that is not that export as JSON
+**      values (core/json_io.h contract 5), naming the first member that
+**      differs, so no readable member (a learner's "epsilon", "learner",
+**      "classes", a forest's "privacy.epsilon", ...) can say what the model
+**      does not. Key order, whitespace and number spelling are free.
+**   4. A signed document whose signature does not verify under the key it
+**      carries is refused (core/forest_json.h contract 5): an edit of what
+**      the BLOB holds gives another model, which only the signature can
+**      tell from the publisher's.
+**   5. Errors are SQL errors prefixed "rdt_import: "; hostile documents are
+**      refused, never crash (the parser bounds depth; every allocation is
+**      checked).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,14 +33,12 @@
 #include "core/json.h"
 #include "core/json_io.h"
 #include "core/model.h"
+#include "core/sign.h"
 #include "rdt_sql.h"
 
-/* A learner model: its public description for people, and the model itself
-** as hex ("model_hex") for rdt_import, which re-validates it as a BLOB. The
-** learner's state has no JSON codec of its own yet. */
-/* Written with the core's JSON writers (core/json_io.h), as forests are. */
-static void export_learned(rdt_bytes *o, const rdt_model_handle *h) {
-  const rdt_learned *m = &h->learned;
+/* Contract 1: written with the core's JSON writers (core/json_io.h), as
+** forests are; bytes[0..size) is the model's BLOB. */
+static void export_learned(rdt_bytes *o, const rdt_learned *m, const unsigned char *bytes, size_t size) {
   rdt_json_putf(o, "{\"format\":\"%s\",\"format_version\":%d,\"model_format\":\"%d.%d\",\"learner\":\"%s\","
                    "\"task\":\"%s\",\"epsilon\":",
                 RDT_EXPORT_FORMAT, RDT_EXPORT_VERSION, RDT_FORMAT_MAJOR, m->format_minor, m->learner->name,
@@ -31,12 +50,13 @@ static void export_learned(rdt_bytes *o, const rdt_model_handle *h) {
   rdt_bytes_text(o, ",\"features\":");
   rdt_json_put_features(o, &m->schema);
   rdt_bytes_text(o, ",\"model_hex\":");
-  rdt_json_put_hex(o, h->bytes, h->size);
+  rdt_json_put_hex(o, bytes, size);
   rdt_json_put_char(o, '}');
 }
 
 /* rdt_import of a learner export: the hex back to the BLOB, decoded as any
-** BLOB is (Contract of model.h), so a hand-edited export is refused. */
+** BLOB is (contract 2), then the document checked against the export of
+** what it decoded (contract 3): the readable members are not read at all. */
 static unsigned char *import_learned(const rdt_json *root, size_t *size, char *err, size_t en) {
   const rdt_json *f = rdt_json_get(root, "format"), *v = rdt_json_get(root, "format_version"),
                  *x = rdt_json_get(root, "model_hex");
@@ -72,7 +92,20 @@ static unsigned char *import_learned(const rdt_json *root, size_t *size, char *e
     free(blob);
     return NULL;
   }
+  rdt_bytes o = {0};
+  export_learned(&o, &m, blob, n);
+  int same = !o.oom && rdt_json_same_export(root, o.p, o.n, err, en);
+  if (o.oom) snprintf(err, en, "out of memory");
+  rdt_bytes_free(&o);
+  if (same && m.is_signed && !rdt_model_verify(blob, n, m.public_key)) { /* contract 4 */
+    snprintf(err, en, "%s", RDT_EXPORT_UNSIGNED_EDIT);
+    same = 0;
+  }
   rdt_learned_free(&m);
+  if (!same) {
+    free(blob);
+    return NULL;
+  }
   *size = n;
   return blob;
 }
@@ -82,7 +115,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_export");
   if (!h) return;
   rdt_bytes o = {0};
-  if (h->is_learned) export_learned(&o, h);
+  if (h->is_learned) export_learned(&o, &h->learned, h->bytes, h->size);
   else rdt_forest_json_export(&h->forest, &o);
   if (o.oom) {
     rdt_bytes_free(&o);
@@ -94,7 +127,7 @@ void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  char err[256] = "", jerr[128];
+  char err[512] = "", jerr[128]; /* room for a JSON path and two values (json_io.h contract 5) */
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
     sqlite3_result_error(ctx, "rdt_import: expected the JSON text made by rdt_export", -1);
     return;
@@ -107,7 +140,8 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   size_t n = 0;
-  unsigned char *blob = root->type == RDT_JSON_OBJECT && rdt_json_get(root, "learner")
+  /* A learner export carries its BLOB, a forest export never does (as examples/rdt_reader.py tells them apart). */
+  unsigned char *blob = root->type == RDT_JSON_OBJECT && rdt_json_get(root, "model_hex")
                             ? import_learned(root, &n, err, sizeof err)
                             : rdt_forest_json_import(root, &n, err, sizeof err);
   rdt_json_free(root);

@@ -6,8 +6,8 @@
 #   RDT_TEST_BOOST the unit tests of the boost learner (default build/test_boost)
 #   RDT_TEST_LONG_WORK interrupts, progress and the mixed walk (default build/test_long_work)
 #   RDT_AUDIT      the privacy-audit binary (default build/audit)
-#   RDT_FUZZ_REPLAY_MODEL, RDT_FUZZ_REPLAY_OPTIONS  the fuzz targets built with
-#                  tests/fuzz/replay.c (default build/fuzz-replay-model, -options)
+#   RDT_FUZZ_REPLAY_MODEL, RDT_FUZZ_REPLAY_OPTIONS, RDT_FUZZ_REPLAY_IMPORT  the fuzz targets built with
+#                  tests/fuzz/replay.c (default build/fuzz-replay-model, -options, -import)
 #   RDT_EXT        the extension to load, without suffix (default dist/rdt)
 #   RDT_SANITIZE=1 the extension is an ASan build: preload the ASan runtime
 #                  into the (uninstrumented) sqlite3 shell, and only there.
@@ -82,9 +82,9 @@ suite "privacy audits" "${RDT_AUDIT:-build/audit}"
 suite "SQL tests through the sqlite3 shell" bash tests/sql_runner.sh
 
 # The seed corpus of the fuzz targets (tests/fuzz/) replayed through them,
-# built without libFuzzer: every model BLOB and options document must be
+# built without libFuzzer: every model BLOB, options document and export must be
 # handled without a crash, a sanitizer report or a failed property.
-for target in model options; do
+for target in model options import; do
   var=RDT_FUZZ_REPLAY_$(tr a-z A-Z <<<"$target")
   replay=${!var:-build/fuzz-replay-$target}
   if [ "${RDT_SANITIZE:-0}" = 1 ]; then # plain binaries: leaks are checked here

@@ -17,6 +17,7 @@
 #include "core/diprime.h"
 #include "core/forest_json.h"
 #include "core/json.h"
+#include "core/json_io.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
@@ -1474,6 +1475,161 @@ static unsigned char *import_text(const char *text, size_t *n, char *err, size_t
   return blob;
 }
 
+/* text with its first `from` replaced by `to` (malloc'd), or NULL. */
+static char *replaced(const char *text, const char *from, const char *to) {
+  const char *at = text ? strstr(text, from) : NULL;
+  char *o = at ? malloc(strlen(text) - strlen(from) + strlen(to) + 1) : NULL;
+  if (!o) return NULL;
+  size_t k = (size_t)(at - text);
+  memcpy(o, text, k);
+  strcpy(o + k, to);
+  strcat(o, at + strlen(from));
+  return o;
+}
+
+/* import_text of text edited once: the BLOB (freed here) or NULL, with err. */
+static int imports_edited(const char *text, const char *from, const char *to, char *err, size_t en) {
+  char *edited = replaced(text, from, to);
+  size_t n;
+  unsigned char *b = edited ? import_text(edited, &n, err, en) : NULL;
+  if (!edited) snprintf(err, en, "(the edit's text was not found)");
+  free(edited);
+  free(b);
+  return b != NULL;
+}
+
+/* json_io.h contract 5 on small documents: 1 when equal, else err. */
+static int same_export(const char *doc, const char *want, char *err, size_t en) {
+  char jerr[128];
+  rdt_json *d = rdt_json_parse(doc, strlen(doc), jerr, sizeof jerr);
+  int same = d && rdt_json_same_export(d, (const unsigned char *)want, strlen(want), err, en);
+  if (!d) snprintf(err, en, "not JSON: %s", jerr);
+  rdt_json_free(d);
+  return same;
+}
+
+/* A readable member that disagrees with the BLOB is refused (forest_json.h
+** contract 4); key order, spacing and number spelling are free. */
+static void test_export_views(const char *text, const unsigned char *blob, size_t size) {
+  char err[512];
+  size_t n = 0;
+  check(!imports_edited(text, "\"epsilon\":1.0,", "\"epsilon\":0.1,", err, sizeof err) &&
+            strcmp(err, "the document's \"privacy.epsilon\" (0.1) disagrees with the model it carries (1.0): an edited "
+                        "export; import the document rdt_export wrote") == 0,
+        "forest json: an edited privacy.epsilon is refused, named by its path");
+  check(!imports_edited(text, "\"noise_scale\":", "\"noise_scale\":1,\"x\":", err, sizeof err) &&
+            strstr(err, "the document's \"noise_scale\" (1) disagrees with the model it carries (") != NULL,
+        "forest json: an edited noise_scale is refused");
+  check(!imports_edited(text, "\"neighbouring\":\"add/remove one row\"", "\"neighbouring\":\"add/remove one unit\"", err,
+                        sizeof err) &&
+            strstr(err, "\"privacy.neighbouring\" (\"add/remove one unit\") disagrees") != NULL,
+        "forest json: an edited neighbouring relation is refused");
+  check(!imports_edited(text, "\"seeded\":true,", "\"seeded\":true,\"comment\":\"hi\",", err, sizeof err) &&
+            strstr(err, "the document's \"comment\" (\"hi\") is not in the model it carries") != NULL,
+        "forest json: a member the model does not have is refused");
+  check(!imports_edited(text, "\"epsilon\":1.0,", "", err, sizeof err) &&
+            strstr(err, "the document lacks \"privacy.epsilon\", which the model it carries has (1.0)") != NULL,
+        "forest json: a missing readable member is refused");
+  check(!imports_edited(text, "\"seeded\":true,", "\"seeded\":true,\"seeded\":true,", err, sizeof err) &&
+            strstr(err, "the document's \"seeded\" appears more than once") != NULL,
+        "forest json: a repeated member is refused, even with the same value");
+  check(imports_edited(text, "\"epsilon\":1.0,", "\"epsilon\":1e0,", err, sizeof err) &&
+            imports_edited(text, "\"epsilon\":1.0,", "\"epsilon\":1,", err, sizeof err) &&
+            imports_edited(text, "\"epsilon_den\":4294967296", "\"epsilon_den\":4.294967296e9", err, sizeof err),
+        "forest json: numbers compare by value (1.0, 1e0, 1; 4294967296, 4.294967296e9)");
+  check(!imports_edited(text, "\"epsilon_den\":4294967296", "\"epsilon_den\":4294967296.5", err, sizeof err),
+        "forest json: an integer and a fraction near it differ");
+  /* The same document spaced out and with "format" moved last: the same BLOB. */
+  rdt_bytes spaced = {0};
+  for (const char *p = text; *p; p++) { /* no string of the golden model holds ',' or ':' */
+    rdt_json_put_char(&spaced, *p);
+    if (*p == ',' || *p == ':') rdt_bytes_text(&spaced, "\n  ");
+  }
+  rdt_bytes_put(&spaced, "", 1);
+  char *moved = spaced.oom ? NULL : replaced((char *)spaced.p, "\"format\":\n  \"rdt-model-json\",", "");
+  char *last = moved ? replaced(moved, "\"signature\":", "\"format\": \"rdt-model-json\", \"signature\":") : NULL;
+  unsigned char *back = last ? import_text(last, &n, err, sizeof err) : NULL;
+  check(back && n == size && memcmp(back, blob, size) == 0,
+        "forest json: the export re-spaced, its members reordered, gives the same BLOB");
+  free(back);
+  free(last);
+  free(moved);
+  rdt_bytes_free(&spaced);
+  /* The comparison itself: paths, exact numbers, decoded strings, bounds. */
+  check(same_export("{\"a\":\"\\u0041\",\"b\":[1,{\"c\":null}]}", "{\"b\":[1.0,{\"c\":null}],\"a\":\"A\"}", err,
+                    sizeof err),
+        "same_export: escapes decoded, member order and number spelling free");
+  check(!same_export("{\"a\":9007199254740993}", "{\"a\":9007199254740992.0}", err, sizeof err) &&
+            strstr(err, "\"a\" (9007199254740993) disagrees with the model it carries (9007199254740992.0)") != NULL,
+        "same_export: an integer differs from a double that rounds to it");
+  check(!same_export("{\"a\":[1,{\"b\":[true,2]}]}", "{\"a\":[1,{\"b\":[false,2]}]}", err, sizeof err) &&
+            strstr(err, "\"a[1].b[0]\" (true) disagrees with the model it carries (false)") != NULL,
+        "same_export: a nested difference is named by its path");
+  check(!same_export("{\"a\":[1,2,3]}", "{\"a\":[1,2]}", err, sizeof err) &&
+            strstr(err, "\"a\" (an array of 3) disagrees with the model it carries (an array of 2)") != NULL,
+        "same_export: arrays of different lengths differ");
+  check(!same_export("[1]", "{}", err, sizeof err) && strncmp(err, "the document (an array of 1) disagrees", 38) == 0,
+        "same_export: a document of another type differs");
+  char doc[600] = "{\"", want[600];
+  for (int i = 0; i < 8; i++) strcat(doc, "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\":{\"");
+  strcat(doc, "z\":1");
+  strcpy(want, doc);
+  strcat(doc, "}}}}}}}}}");
+  strcat(want, ".5}}}}}}}}}");
+  check(!same_export(doc, want, err, sizeof err) && strstr(err, "...\" (1) disagrees with the model it carries (1.5)") != NULL &&
+            strlen(err) < 300,
+        "same_export: a long path is cut with \"...\"");
+  check(!same_export("{\"s\":\"\\\"\\n\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\"}",
+                     "{\"s\":\"x\"}", err, sizeof err) &&
+            strstr(err, "\"s\" (\"\\\"?\xc3\xa9") != NULL && strstr(err, "\xc3\xa9...\") disagrees") != NULL,
+        "same_export: a long string is shown cut at a character, quotes escaped, control bytes as ?");
+  check(same_export("{\"a\":1,\"b\":0,\"a\":2}", "{\"a\":1,\"a\":2,\"b\":0}", err, sizeof err) &&
+            !same_export("{\"a\":2,\"a\":1}", "{\"a\":1,\"a\":2}", err, sizeof err) &&
+            strstr(err, "\"a\" (2) disagrees with the model it carries (1)") != NULL,
+        "same_export: the n-th member of a name is matched with the n-th (reflexive with repeated names)");
+  check(!same_export("{\"a\":1,\"a\":1,\"a\":1}", "{\"a\":1,\"a\":1}", err, sizeof err) &&
+            strstr(err, "\"a\" appears more than once") != NULL,
+        "same_export: a name more often than in the export is refused as repeated");
+  check(!same_export("{\"a\":1e999}", "{\"a\":1.0}", err, sizeof err) && strstr(err, "(a number out of range)") != NULL,
+        "same_export: an overflowing number is shown as out of range");
+  /* Wide objects: the work is the export's size times the document's width. */
+  rdt_bytes wide = {0};
+  rdt_bytes_text(&wide, "{");
+  for (int i = 0; i < 100000; i++) rdt_json_putf(&wide, "\"k%d\":%d,", i, i);
+  rdt_bytes_text(&wide, "\"a\":1}");
+  char jerr[128];
+  rdt_json *w = wide.oom ? NULL : rdt_json_parse((const char *)wide.p, wide.n, jerr, sizeof jerr);
+  check(w && !rdt_json_same_export(w, (const unsigned char *)"{\"a\":1}", 7, err, sizeof err) &&
+            strstr(err, "the document's \"k0\" (0) is not in the model it carries") != NULL,
+        "same_export: 100000 members beside the export's one are refused at the first");
+  rdt_json_free(w);
+  rdt_bytes_free(&wide);
+  /* The golden 1.0 model's export keeps "model_format": "1.0" and imports
+  ** (to a 1.1 BLOB); no other version passes. */
+  unsigned char *old = read_file(getenv("RDT_GOLDEN_1_0") ? getenv("RDT_GOLDEN_1_0") : "tests/golden/model_v1_0.blob", &n);
+  rdt_forest f;
+  rdt_bytes o = {0};
+  if (old && rdt_model_decode(old, n, &f, err, sizeof err)) {
+    rdt_forest_json_export(&f, &o);
+    rdt_bytes_put(&o, "", 1);
+    rdt_forest_free(&f);
+  }
+  const char *t0 = o.oom ? NULL : (const char *)o.p;
+  back = t0 ? import_text(t0, &n, err, sizeof err) : NULL;
+  check(back && strstr(t0, "\"model_format\":\"1.0\"") && rdt_model_decode(back, n, &f, err, sizeof err) &&
+            f.format_minor == RDT_FORMAT_MINOR,
+        "forest json: a 1.0 model's export imports, to a BLOB of the current version");
+  if (back) rdt_forest_free(&f);
+  free(back);
+  check(t0 && imports_edited(t0, "\"model_format\":\"1.0\"", "\"model_format\":\"1.1\"", err, sizeof err) &&
+            !imports_edited(t0, "\"model_format\":\"1.0\"", "\"model_format\":\"1.2\"", err, sizeof err) &&
+            strstr(err, "\"model_format\" (\"1.2\") disagrees with the model it carries (\"1.1\")") != NULL &&
+            !imports_edited(t0, "\"model_format\":\"1.0\"", "\"model_format\":\"0.9\"", err, sizeof err),
+        "forest json: \"model_format\" may name an older minor version, never a newer or another major");
+  rdt_bytes_free(&o);
+  free(old);
+}
+
 static void test_forest_json(void) {
   size_t size, n = 0;
   char err[256];
@@ -1494,6 +1650,7 @@ static void test_forest_json(void) {
   unsigned char *back = text ? import_text(text, &n, err, sizeof err) : NULL;
   check(back && n == size && memcmp(back, blob, size) == 0, "forest json: import of the export gives the BLOB back");
   free(back);
+  if (text) test_export_views(text, blob, size);
   /* Hostile documents are refused, never crash: binary trees named matrix
   ** (the encoder would read a matrix that is not there). */
   char *edited = text ? malloc(strlen(text) + 16) : NULL;
@@ -1583,6 +1740,28 @@ static void test_sign(void) {
   check(all_fail, "sign: every single-bit flip of a signed model fails verification");
   check(all_fail_rechecked, "sign: ... also with the checksum recomputed after the flip");
   check(sm && rdt_model_verify(sm, ssize, pk), "sign: the restored model verifies again");
+  /* Its export imports to itself; edited where the BLOB holds it (a
+  ** class), it is another model whose signature fails: refused
+  ** (forest_json.h contract 5). */
+  rdt_bytes out = {0};
+  ok = sm && rdt_model_decode(sm, ssize, &f, err, sizeof err);
+  if (ok) {
+    rdt_forest_json_export(&f, &out);
+    rdt_bytes_put(&out, "", 1);
+    rdt_forest_free(&f);
+  }
+  const char *text = ok && !out.oom ? (const char *)out.p : NULL;
+  size_t n4 = 0;
+  unsigned char *back = text ? import_text(text, &n4, err, sizeof err) : NULL;
+  check(back && n4 == ssize && memcmp(back, sm, ssize) == 0 && rdt_model_verify(back, n4, pk),
+        "sign: a signed model's export imports to the same BLOB, which verifies");
+  free(back);
+  check(text && !imports_edited(text, "\"classes\":[\"no\",\"yes\"]", "\"classes\":[\"yes\",\"no\"]", err, sizeof err) &&
+            strcmp(err, RDT_EXPORT_UNSIGNED_EDIT) == 0,
+        "sign: a signed export whose classes were swapped is refused (its signature fails)");
+  check(text && imports_edited(text, "\"epsilon\":1.0", "\"epsilon\":1", err, sizeof err),
+        "sign: ... while the same export respelled imports");
+  rdt_bytes_free(&out);
   free(sm);
   free(blob);
 }

@@ -11,6 +11,7 @@
 #include "forest_kind.h"
 #include "json_io.h"
 #include "model.h"
+#include "sign.h"
 
 /* ---- export ------------------------------------------------------------- */
 
@@ -366,6 +367,26 @@ static int import_forest(rdt_json_reader *r, const rdt_json *root, rdt_forest *f
   return import_signature(r, root, f);
 }
 
+/* Contract 4: the document must be the export of the model it built, so
+** that no member the import does not read (epsilon, noise_scale, ...) can
+** say what the model does not. A document of an older minor format (an
+** export of a 1.0 model) is compared with the export of the model at that
+** version: the import upgrades the BLOB, the document keeps its version. */
+static int same_as_export(const rdt_json *root, rdt_forest *f, char *err, size_t en) {
+  const rdt_json *mf = rdt_json_get(root, "model_format");
+  for (uint32_t minor = 0; mf && mf->type == RDT_JSON_STRING && minor < f->format_minor; minor++) {
+    char v[32];
+    snprintf(v, sizeof v, "%d.%u", RDT_FORMAT_MAJOR, minor);
+    if (strcmp(mf->string, v) == 0) f->format_minor = minor;
+  }
+  rdt_bytes o = {0};
+  rdt_forest_json_export(f, &o);
+  int same = !o.oom && rdt_json_same_export(root, o.p, o.n, err, en);
+  if (o.oom) snprintf(err, en, "out of memory");
+  rdt_bytes_free(&o);
+  return same;
+}
+
 unsigned char *rdt_forest_json_import(const rdt_json *root, size_t *n, char *err, size_t en) {
   rdt_forest f;
   memset(&f, 0, sizeof f);
@@ -383,6 +404,14 @@ unsigned char *rdt_forest_json_import(const rdt_json *root, size_t *n, char *err
     free(blob);
     blob = NULL;
   } else if (blob) {
+    if (!same_as_export(root, &check, err, en)) {
+      free(blob);
+      blob = NULL;
+    } else if (check.is_signed && !rdt_model_verify(blob, *n, check.public_key)) { /* contract 5 */
+      snprintf(err, en, "%s", RDT_EXPORT_UNSIGNED_EDIT);
+      free(blob);
+      blob = NULL;
+    }
     rdt_forest_free(&check);
   }
   return blob;

@@ -20,6 +20,20 @@
 **      claims is validated exactly as for a BLOB. It returns the BLOB, or
 **      NULL with a message in err; it never crashes on hostile documents it
 **      can hold in memory.
+**   4. The BLOB is the authority, the readable members its views: import
+**      then exports the model it built and refuses a document that is not
+**      that export as JSON values (json_io.h contract 5: key order, spacing
+**      and number spelling free; a member edited, missing or added refused,
+**      named by its path). So "epsilon", "noise_scale", "neighbouring" or
+**      any member the builder does not read cannot disagree with the model.
+**      The one leniency: a document whose "model_format" names an older
+**      minor version (an export of a 1.0 model) is compared with the export
+**      at that version, and the BLOB it gives is of the current version.
+**   5. The members the builder reads are the model itself: an edit of one
+**      (a class, a feature's bound, "epsilon_num") gives another model, which
+**      only a signature can tell from the publisher's. So a signed export
+**      whose signature does not verify under the key it carries (sign.h) is
+**      refused; an unsigned one is what rdt_verify(model, key) is for.
 */
 #ifndef RDT_FOREST_JSON_H
 #define RDT_FOREST_JSON_H
@@ -33,6 +47,10 @@
 /* The "format" and "format_version" of every export, forest or learner. */
 #define RDT_EXPORT_FORMAT "rdt-model-json"
 #define RDT_EXPORT_VERSION 1
+/* The refusal of contract 5, for forests and learner models alike. */
+#define RDT_EXPORT_UNSIGNED_EDIT                                                                                    \
+  "the document is signed but its signature does not verify under the key it carries: edited after signing; "   \
+  "import the document rdt_export wrote"
 
 /* Appends f's export to out; out->oom says whether memory ran out. */
 void rdt_forest_json_export(const rdt_forest *f, rdt_bytes *out);

@@ -212,3 +212,210 @@ int rdt_json_int_array(rdt_json_reader *r, const rdt_json *arr, int64_t *out, si
   }
   return 1;
 }
+
+/* ---- an export against the model it carries (contract 5) ---------------- */
+
+typedef enum { DIFF_VALUE, DIFF_MISSING, DIFF_EXTRA, DIFF_REPEATED } json_diff_kind;
+
+typedef struct {
+  char path[128]; /* "privacy.epsilon", "features[0].min"; a path too long to show ends in "..." */
+  size_t len;
+  json_diff_kind kind;
+  const rdt_json *given, *want; /* the values that differ (given NULL: missing) */
+} json_diff;
+
+/* Bytes of s[0..n) to show, at most max, not cutting a UTF-8 sequence. */
+static size_t show_len(const char *s, size_t n, size_t max) {
+  if (n <= max) return n;
+  while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+  return max;
+}
+
+static void path_add(json_diff *d, const char *seg, size_t n) {
+  size_t cap = sizeof d->path;
+  if (d->len + 3 >= cap) return; /* already cut */
+  if (d->len + n + 4 > cap) {
+    memcpy(d->path + d->len, "...", 4);
+    d->len = cap - 1; /* full: later segments are not shown */
+    return;
+  }
+  memcpy(d->path + d->len, seg, n);
+  d->len += n;
+  d->path[d->len] = 0;
+}
+
+/* ".key" (no dot at the top), a key of more than 40 bytes cut with "...". */
+static void path_key(json_diff *d, const char *key) {
+  char seg[48];
+  size_t n = strlen(key), k = show_len(key, n, 40), o = 0;
+  if (d->len) seg[o++] = '.';
+  memcpy(seg + o, key, k);
+  o += k;
+  if (k < n) memcpy(seg + o, "...", 3), o += 3;
+  path_add(d, seg, o);
+}
+
+static void path_index(json_diff *d, size_t i) {
+  char seg[32];
+  int n = snprintf(seg, sizeof seg, "[%zu]", i);
+  path_add(d, seg, (size_t)n);
+}
+
+static void path_back(json_diff *d, size_t len) {
+  d->len = len;
+  d->path[len] = 0;
+}
+
+/* Numbers by value: an integer and a fraction are equal only when the
+** fraction is exactly that integer (no rounding through a double). */
+static int same_number(const rdt_json *a, const rdt_json *b) {
+  if (a->is_integer && b->is_integer) return a->integer == b->integer;
+  if (a->is_integer || b->is_integer) {
+    const rdt_json *i = a->is_integer ? a : b, *x = a->is_integer ? b : a;
+    return x->number >= -0x1p63 && x->number < 0x1p63 && x->number == floor(x->number) &&
+           (long long)x->number == i->integer;
+  }
+  return a->number == b->number;
+}
+
+/* Index of the first member of o named key at or after from, or o->n. */
+static size_t member_at(const rdt_json *o, const char *key, size_t from) {
+  for (size_t k = from; k < o->n; k++)
+    if (strcmp(o->items[k]->key, key) == 0) return k;
+  return o->n;
+}
+
+/* Index of the member of o that is the (nth+1)-th named key, or o->n. */
+static size_t nth_member(const rdt_json *o, const char *key, size_t nth) {
+  size_t k = member_at(o, key, 0);
+  while (nth-- > 0 && k < o->n) k = member_at(o, key, k + 1);
+  return k;
+}
+
+/* How many of o's first `upto` members are named key. */
+static size_t count_members(const rdt_json *o, const char *key, size_t upto) {
+  size_t n = 0;
+  for (size_t k = 0; k < upto; k++) n += strcmp(o->items[k]->key, key) == 0;
+  return n;
+}
+
+static int same_value(json_diff *d, const rdt_json *g, const rdt_json *w);
+
+/* The export's members in its order, then members it lacks, then repeats.
+** The n-th member of a name in w is matched with the n-th of that name in g
+** (an export names each member once; this keeps the rule an equivalence). */
+static int same_object(json_diff *d, const rdt_json *g, const rdt_json *w) {
+  size_t at = d->len;
+  for (size_t i = 0; i < w->n; i++) {
+    const rdt_json *wm = w->items[i];
+    path_key(d, wm->key);
+    size_t k = nth_member(g, wm->key, count_members(w, wm->key, i));
+    if (k == g->n) {
+      d->kind = DIFF_MISSING, d->given = NULL, d->want = wm;
+      return 0;
+    }
+    if (!same_value(d, g->items[k], wm)) return 0;
+    path_back(d, at);
+  }
+  if (g->n == w->n) return 1; /* every member of w matched, none left over */
+  for (size_t k = 0; k < g->n; k++)
+    if (member_at(w, g->items[k]->key, 0) == w->n) {
+      path_key(d, g->items[k]->key);
+      d->kind = DIFF_EXTRA, d->given = g->items[k], d->want = NULL;
+      return 0;
+    }
+  for (size_t i = 0; i < w->n; i++)
+    if (count_members(g, w->items[i]->key, g->n) > count_members(w, w->items[i]->key, w->n)) {
+      path_key(d, w->items[i]->key);
+      d->kind = DIFF_REPEATED, d->given = d->want = w->items[i];
+      return 0;
+    }
+  return 1; /* not reached: g has more members than w, each of a name w has */
+}
+
+static int same_value(json_diff *d, const rdt_json *g, const rdt_json *w) {
+  d->kind = DIFF_VALUE, d->given = g, d->want = w;
+  if (g->type != w->type) return 0;
+  switch (w->type) {
+    case RDT_JSON_NUMBER: return same_number(g, w);
+    case RDT_JSON_STRING: return g->string_len == w->string_len && memcmp(g->string, w->string, w->string_len) == 0;
+    case RDT_JSON_ARRAY: {
+      if (g->n != w->n) return 0;
+      size_t at = d->len;
+      for (size_t i = 0; i < w->n; i++) {
+        path_index(d, i);
+        if (!same_value(d, g->items[i], w->items[i])) return 0;
+        path_back(d, at);
+      }
+      return 1;
+    }
+    case RDT_JSON_OBJECT: return same_object(d, g, w);
+    default: return 1; /* null, true, false: the type is the value */
+  }
+}
+
+/* A value as the message shows it: scalars as JSON (a string cut at 40
+** bytes), containers by their size. */
+static void show_value(const rdt_json *v, char *buf, size_t n) {
+  switch (v->type) {
+    case RDT_JSON_NULL: snprintf(buf, n, "null"); break;
+    case RDT_JSON_TRUE: snprintf(buf, n, "true"); break;
+    case RDT_JSON_FALSE: snprintf(buf, n, "false"); break;
+    case RDT_JSON_NUMBER:
+      if (v->is_integer) {
+        snprintf(buf, n, "%lld", v->integer);
+      } else if (!isfinite(v->number)) {
+        snprintf(buf, n, "a number out of range");
+      } else {
+        char num[RDT_JSON_NUMBER_MAX];
+        rdt_json_format_number(v->number, 15, 17, num);
+        snprintf(buf, n, "%s", num);
+      }
+      break;
+    case RDT_JSON_STRING: {
+      size_t k = show_len(v->string, v->string_len, 40), o = 0;
+      char s[100];
+      s[o++] = '"';
+      for (size_t i = 0; i < k; i++) { /* '"' and '\' escaped, control bytes shown as '?' */
+        char c = v->string[i];
+        if (c == '"' || c == '\\') s[o++] = '\\';
+        s[o++] = (unsigned char)c < 0x20 ? '?' : c;
+      }
+      if (k < v->string_len) memcpy(s + o, "...", 3), o += 3;
+      s[o++] = '"';
+      s[o] = 0;
+      snprintf(buf, n, "%s", s);
+      break;
+    }
+    case RDT_JSON_ARRAY: snprintf(buf, n, "an array of %zu", v->n); break;
+    case RDT_JSON_OBJECT: snprintf(buf, n, "an object of %zu members", v->n); break;
+  }
+}
+
+int rdt_json_same_export(const rdt_json *doc, const unsigned char *want, size_t n, char *err, size_t en) {
+  char jerr[128];
+  rdt_json *w = rdt_json_parse((const char *)want, n, jerr, sizeof jerr);
+  if (!w) { /* the model's own export: only memory can fail here */
+    snprintf(err, en, "cannot compare the document with the model it carries (%s)", jerr);
+    return 0;
+  }
+  json_diff d;
+  memset(&d, 0, sizeof d);
+  int same = same_value(&d, doc, w);
+  if (!same) {
+    static const char tail[] = ": an edited export; import the document rdt_export wrote";
+    char g[72] = "", v[72] = "", where[sizeof d.path + 24];
+    if (d.given) show_value(d.given, g, sizeof g);
+    if (d.want) show_value(d.want, v, sizeof v);
+    if (d.len) snprintf(where, sizeof where, "the document's \"%s\"", d.path);
+    else snprintf(where, sizeof where, "the document");
+    switch (d.kind) {
+      case DIFF_VALUE: snprintf(err, en, "%s (%s) disagrees with the model it carries (%s)%s", where, g, v, tail); break;
+      case DIFF_MISSING: snprintf(err, en, "the document lacks \"%s\", which the model it carries has (%s)%s", d.path, v, tail); break;
+      case DIFF_EXTRA: snprintf(err, en, "%s (%s) is not in the model it carries%s", where, g, tail); break;
+      case DIFF_REPEATED: snprintf(err, en, "%s appears more than once%s", where, tail); break;
+    }
+  }
+  rdt_json_free(w);
+  return same;
+}

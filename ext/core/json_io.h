@@ -19,6 +19,19 @@
 **      they read only what the parsed tree holds (json.h bounds it).
 **   4. A reader that allocates (rdt_json_values, rdt_json_u32_list) leaves
 **      what it allocated in *out on failure too; the caller frees it.
+**   5. rdt_json_same_export compares a document with the export that the
+**      model it carries regenerates, as JSON values: members by name in any
+**      order, numbers by value (1, 1.0 and 1e0 are one number; an integer
+**      and a fraction are equal only when exactly so), strings by their
+**      decoded bytes, arrays element by element. A member missing, extra or
+**      repeated is a difference (the n-th member of a name is matched with
+**      the n-th of that name, so the rule is an equivalence). The first
+**      difference (in the export's order; extra and repeated members after
+**      the rest) is named by its JSON path ("privacy.epsilon",
+**      "features[0].min") with both values. Work is at most the export's
+**      size times the width of its and the document's widest objects, and
+**      recursion follows the export's nesting, so a hostile document cannot
+**      make it slow or deep.
 */
 #ifndef RDT_JSON_IO_H
 #define RDT_JSON_IO_H
@@ -78,5 +91,11 @@ int rdt_json_values(rdt_json_reader *r, const rdt_json *arr, rdt_value **out, ui
 int rdt_json_u32_list(rdt_json_reader *r, const rdt_json *arr, uint32_t max, uint32_t **out, uint32_t *n);
 /* Exactly n integers into out. */
 int rdt_json_int_array(rdt_json_reader *r, const rdt_json *arr, int64_t *out, size_t n);
+
+/* ---- an export against the model it carries (contract 5) ---- */
+/* 1 when doc equals the export text want[0..n) as JSON values; else 0 and
+** in err "the document's \"epsilon\" (0.1) disagrees with the model it
+** carries (1.0): an edited export; ..." (or "out of memory"). */
+int rdt_json_same_export(const rdt_json *doc, const unsigned char *want, size_t n, char *err, size_t en);
 
 #endif

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Regenerates the seed corpus of the fuzz targets (tests/fuzz/corpus/):
 #   bash tests/fuzz/make-seeds.sh        (needs make's dist/rdt, sqlite3, python3)
+#   bash tests/fuzz/make-seeds.sh import (only import/, from the committed model/ seeds)
 # model/: seeded models of several shapes trained through the sqlite3 shell, the
 #   golden BLOB, and models derived from them (truncated, corrupted, foreign,
 #   re-checksummed with a bad field, or accepted but not canonical);
-# options/: valid and invalid option documents (ok-*, json-*, opt-*).
+# options/: valid and invalid option documents (ok-*, json-*, opt-*);
+# import/: rdt_export documents of the model seeds (ok-*: every forest, one
+#   learner export, the 1.0 golden model's), re-spelled ones that must still
+#   import (same-*), edited ones that must be refused as edited (edit-*) and documents that are
+#   no export at all (bad-*).
 # The files are committed; re-running rewrites them (seeded, so the trained
 # models come out identical except unseeded.blob).
 set -eu
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 M=$REPO/tests/fuzz/corpus/model
 O=$REPO/tests/fuzz/corpus/options
-mkdir -p "$M" "$O"
+I=$REPO/tests/fuzz/corpus/import
+mkdir -p "$M" "$O" "$I"
 cd "$M"
+if [ "${1:-}" != import ]; then
 sqlite3 -batch -bail :memory: >/dev/null <<SQL
 .load $REPO/dist/rdt
 .import --csv $REPO/tests/data/banknote.csv bank
@@ -239,3 +246,63 @@ for name, text in docs.items():
         f.write(text)
 print(len(docs))
 PY
+
+fi
+
+# import/: the exports of the forest seeds (and of one learner: refused by the forest importer),
+# then re-spelled and edited copies of two of them.
+rm -f "$I"/ok-*.json "$I"/same-*.json "$I"/edit-*.json "$I"/bad-*.json # fuzz-found-* stay
+for blob in "$M"/*.blob; do
+  name=$(basename "$blob" .blob)
+  case $name in bad-* | lenient-* | optional-* | signed-bad-*) continue ;; esac
+  sqlite3 -batch :memory: ".load $REPO/dist/rdt" "SELECT writefile('$I/ok-$name.json', rdt_export(readfile('$blob')))" \
+    >/dev/null 2>&1 || true
+done
+# (Seeds a decoder of today refuses export nothing.) The golden models, and an unsigned model signed
+# with a fresh key (so ok-signed.json changes on every run, like model/unseeded.blob).
+sqlite3 -batch -bail :memory: >/dev/null <<SQL
+.load $REPO/dist/rdt
+SELECT writefile('$I/ok-golden-model_v1_0.json', rdt_export(readfile('$REPO/tests/golden/model_v1_0.blob')));
+SELECT writefile('$I/ok-golden-model_v1_1.json', rdt_export(readfile('$REPO/tests/golden/model_v1_1.blob')));
+SELECT writefile('$I/ok-signed.json', rdt_export(rdt_sign(rdt_train('{"epsilon": 1, "trees": 2, "depth": 2, "classes": [0, 1],
+  "features": [{"name": "x", "type": "numeric", "min": 0, "max": 10}]}', value % 2, value), json_extract(k, '\$.secret_key'), 'fuzz seed')))
+FROM generate_series(1, 20), (SELECT rdt_keypair() AS k);
+SQL
+# Keep the corpus small: the forests, one learner (auto) and the golden exports.
+for f in "$I"/ok-*.json; do
+  case $(basename "$f") in
+    ok-boost-* | ok-constant-* | ok-naive-bayes* | ok-private-tree* | ok-random-trees* | ok-matrix-forest* | \
+    ok-auto-regression* | ok-auto-default-matrix* | ok-unit-naive-bayes*) rm -f "$f" ;;
+  esac
+done
+python3 - "$I" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def load(name): return open(os.path.join(out, 'ok-%s.json' % name), encoding='utf-8').read()
+def w(name, text): open(os.path.join(out, name + '.json'), 'w', encoding='utf-8').write(text)
+t = load('golden-model_v1_1')
+d = json.loads(t)
+w('same-indent-sorted', json.dumps(d, indent=2, sort_keys=True))
+w('same-spaced', t.replace(',', ' ,\n ').replace(':', ' : '))
+w('same-number-spellings', t.replace('"epsilon":1.0,', '"epsilon":1e0,').replace('"epsilon_den":4294967296', '"epsilon_den":4.294967296e9'))
+w('edit-privacy-epsilon', t.replace('"epsilon":1.0,', '"epsilon":0.1,'))
+w('edit-noise-scale', t.replace('"noise_scale":', '"noise_scale":1,"x":'))
+w('edit-extra-member', t[:-1] + ',"learner":"naive_bayes"}')
+w('edit-missing-member', t.replace('"neighbouring":"add/remove one row",', ''))
+w('edit-repeated-member', t.replace('"seeded":true', '"seeded":true,"seeded":true'))
+w('edit-integer-as-fraction', t.replace('"epsilon_den":4294967296', '"epsilon_den":4294967296.5'))
+w('edit-model-format-newer', t.replace('"model_format":"1.1"', '"model_format":"1.2"'))
+w('same-model-format-older', t.replace('"model_format":"1.1"', '"model_format":"1.0"'))
+w('edit-uppercase-model-id', t.replace(d['model_id'], d['model_id'].upper()))
+w('edit-long-key', t[:-1] + ',"%s":{"%s":[1,{"b":"%s"}]}}' % ('k' * 300, 'q' * 60, '\u00e9' * 50))
+w('edit-deep-extra', t[:-1] + ',"deep":' + '[' * 30 + ']' * 30 + '}')
+s = load('signed')
+e = json.loads(s); e['classes'] = e['classes'][::-1]
+w('edit-signed-classes', json.dumps(e))
+m = load('matrix-identity')
+w('edit-matrix-epsilon-den', m.replace('"epsilon_den":4294967296', '"epsilon_den":1'))
+w('bad-not-object', '[1]')
+w('bad-empty-object', '{}')
+w('bad-nested', '{"format":"rdt-model-json","format_version":1,"x":' + '{"a":' * 30 + '1' + '}' * 30 + '}')
+PY
+echo "import: $(ls "$I" | wc -l) documents"

@@ -64,13 +64,17 @@ static void sharp_export_layout(const rdt_forest *f, rdt_bytes *o) {
   const rdt_config *c = &f->config;
   uint32_t nf = f->schema.n_features;
   rdt_multiway_json_export(f, sh->slot_start, o);
-  rdt_json_putf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu,\"public_tables\":[",
-                c->primary_trees, c->cells, (unsigned long long)sh->public_rows);
-  for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
-    if (at) rdt_json_put_char(o, ',');
-    rdt_json_put_string(o, c->public_tables + at, strlen(c->public_tables + at));
+  rdt_json_putf(o, ",\"rdt#\":{\"primary_trees\":%u,\"cells\":%u,\"public_rows\":%llu", c->primary_trees, c->cells,
+                (unsigned long long)sh->public_rows);
+  if (f->format_minor >= 1) { /* a 1.0 model recorded none: its export says nothing rather than [] */
+    rdt_bytes_text(o, ",\"public_tables\":[");
+    for (uint32_t at = 0; at < c->public_tables_len; at += (uint32_t)strlen(c->public_tables + at) + 1) {
+      if (at) rdt_json_put_char(o, ',');
+      rdt_json_put_string(o, c->public_tables + at, strlen(c->public_tables + at));
+    }
+    rdt_json_put_char(o, ']');
   }
-  rdt_bytes_text(o, "],\"centres\":[");
+  rdt_bytes_text(o, ",\"centres\":[");
   for (uint64_t l = 0; l < rdt_matrix_leaves(f); l++) {
     rdt_bytes_text(o, l ? ",[" : "[");
     uint32_t a = sh->slot_start[l], b = sh->slot_start[l + 1];
