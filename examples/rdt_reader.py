@@ -223,6 +223,7 @@ class ModelError(ValueError):
 
 _HEADER_BYTES, _CHECKSUM_BYTES = 48, 32
 _FLAG_SEEDED, _FLAG_NONPRIVATE, _FLAG_SIGNED, _FLAG_LEARNER = 1, 2, 4, 16
+_FLAG_DOMAIN_FROM_ROWS = 32  # a class or category list copied from the rows: not for release
 _MAX_FEATURES, _MAX_VALUES, _MAX_CLASSES, _MAX_NAME = 1000, 65535, 65534, 1024
 _LEARNERS = {1: "constant", 2: "naive_bayes", 3: "boost", 4: "random_trees", 5: "auto", 6: "private_tree",
              7: "matrix_forest"}
@@ -437,13 +438,14 @@ def check_forest_views(doc):
     what they give (forest_json.c, in its order): model_format a version this reader knows,
     neighbouring from the unit, epsilon from epsilon_num, epsilon_den 2^32, noise_scale
     (rdt_forest_leaf_scale), no member the exporter does not write."""
-    members = ["format", "format_version", "model_format", "model_id", "seeded", "privacy", "algorithm", "task",
+    members = ["format", "format_version", "model_format", "model_id", "domain_from_rows", "seeded", "privacy",
+               "algorithm", "task",
                "trees", "depth", "vote", "splits", "categorical", "auto_depth", "epsilon_count_num", "row_count",
                "candidates", "partition", "rho", "target", "noise_scale", "features", "classes", "nodes", "leaves",
                "voting_trees", "signature"]
     views = {"model_format", "noise_scale"}
     for k in members:
-        if k not in doc and k not in views and k != "voting_trees":
+        if k not in doc and k not in views and k not in ("voting_trees", "domain_from_rows"):
             raise ModelError('not a complete rdt model export (it lacks "%s")' % k)
     priv = doc["privacy"]
     if not isinstance(priv, dict) or not isinstance(priv.get("private"), bool):
@@ -473,6 +475,9 @@ def check_forest_views(doc):
             want[k] = want_priv
         elif k == "noise_scale":
             want[k] = scale
+        elif k == "domain_from_rows":  # written only when set
+            if k in doc:
+                want[k] = True
         elif k in doc:
             want[k] = doc[k]
     check_views(doc, want)
@@ -499,14 +504,15 @@ def decode_learner_blob(blob):
         raise ModelError("invalid model: reserved header field is not 0")
     if not flags & _FLAG_LEARNER:
         raise ModelError("invalid model: the header does not mark a learner model")
-    if flags & ~(_FLAG_LEARNER | _FLAG_SEEDED | _FLAG_NONPRIVATE | _FLAG_SIGNED):
+    if flags & ~(_FLAG_LEARNER | _FLAG_SEEDED | _FLAG_NONPRIVATE | _FLAG_SIGNED | _FLAG_DOMAIN_FROM_ROWS):
         raise ModelError("invalid model: unknown header flags")
     signed = 1 if flags & _FLAG_SIGNED else 0
     if n_sections not in (3 + signed, 4 + signed):
         raise ModelError("invalid model: wrong number of sections")
     r = _Bytes(body, _HEADER_BYTES)
     want = ["PRIV", "SCHM", "UNIT", "LRNR", "SIGN"] if n_sections == 4 + signed else ["PRIV", "SCHM", "LRNR", "SIGN"]
-    out = {"seeded": bool(flags & _FLAG_SEEDED), "minor": version & 0xFFFF}
+    out = {"seeded": bool(flags & _FLAG_SEEDED), "domain_from_rows": bool(flags & _FLAG_DOMAIN_FROM_ROWS),
+           "minor": version & 0xFFFF}
     for i in range(n_sections):
         tag, sflags, length = r.take(4), r.u32(), r.u64()
         if length > r.left():

@@ -39,6 +39,10 @@ INSERT INTO models SELECT 'bank_threshold', rdt_train('{"epsilon": 1, "trees": 7
   {"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
   {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}],
   "classes": [0, 1]}', label, variance, skewness, curtosis, entropy) FROM bank;
+INSERT INTO models SELECT 'bank_copied', rdt_train('{"epsilon": 1, "trees": 7, "depth": 6, "features": [
+  {"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
+  {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}],
+  "classes": {"copied_from_rows": [0, 1]}}', label, variance, skewness, curtosis, entropy) FROM bank;
 INSERT INTO models SELECT 'bank_majority', rdt_train('{"epsilon": 2, "trees": 9, "depth": 5, "vote": "majority", "features": [
   {"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
   {"name": "curtosis", "type": "numeric", "min": -6, "max": 18}, {"name": "entropy", "type": "numeric", "min": -9, "max": 3}],
@@ -77,7 +81,7 @@ UPDATE bank_spelled SET variance = CASE rowid % 8 WHEN 0 THEN ' ' || variance ||
   WHEN 2 THEN 'inf' WHEN 3 THEN 'nan' WHEN 4 THEN '1e999' WHEN 5 THEN '' WHEN 6 THEN 'abc' ELSE CAST(variance AS TEXT) END;
 SQL
 
-for name in bank_threshold bank_majority bank_diprime bank_regression votes bank_kept car_coded; do
+for name in bank_threshold bank_copied bank_majority bank_diprime bank_regression votes bank_kept car_coded; do
   "$shell" "$tmp/db" ".load $ext" "SELECT rdt_export(model) FROM models WHERE name = '$name'" >"$tmp/$name.json"
   if [ "$("$shell" "$tmp/db" ".load $ext" \
       "SELECT rdt_import(CAST(readfile('$tmp/$name.json') AS TEXT)) = model FROM models WHERE name = '$name'")" = 1 ]; then
@@ -112,6 +116,11 @@ PY
 }
 bank_cols="variance, skewness, curtosis, entropy"
 check_reader bank_threshold "$bank_cols" bank
+check_reader bank_copied "$bank_cols" bank "a forest whose classes were copied from the rows"
+expect "a copied domain survives the forest export: domain_from_rows, and NOT FOR RELEASE after import" \
+  "true|NOT FOR RELEASE" \
+  "$(python3 -c 'import json,sys; print(str(json.load(open(sys.argv[1]))["domain_from_rows"]).lower())' "$tmp/bank_copied.json")|$(
+     "$shell" "$tmp/db" ".load $ext" "SELECT substr(json_extract(rdt_info(rdt_import(CAST(readfile('$tmp/bank_copied.json') AS TEXT))), '\$.release'), 1, 15)")"
 check_reader bank_majority "$bank_cols" bank
 check_reader bank_diprime "$bank_cols" bank
 check_reader bank_regression "variance, skewness, curtosis" bank
@@ -194,6 +203,7 @@ learner() { # name, options (without braces), query
   learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
   learner bank_auto_constant_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q WHERE rowid <= 100"
+  learner bank_nb_copied "\"algorithm\": \"naive_bayes\", \"epsilon\": 1, \"seed\": 19, \"classes\": {\"copied_from_rows\": [0, 1]}, \"features\": [$bank_feats]" "$bank_q"
   learner bank_random_trees "\"algorithm\": \"random_trees\", \"epsilon\": 1, \"seed\": 16, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner car_random_trees_exact "\"algorithm\": \"random_trees\", \"trees\": 5, \"epsilon\": null, \"seed\": 17, $car_classes, \"features\": [$car_feats]" "$car_q"
   learner car_matrix_forest "\"algorithm\": \"matrix_forest\", \"epsilon\": 2, \"seed\": 18, $car_classes, \"features\": [$car_feats]" "$car_q"
@@ -203,6 +213,8 @@ learner() { # name, options (without braces), query
 "$shell" "$tmp/db" <"$tmp/learners.sql" >/dev/null
 
 info() { "$shell" "$tmp/db" ".load $ext" "SELECT json_extract(rdt_info(model), '\$.$2') FROM models WHERE name = '$1'"; }
+expect "a learner model's copied domain survives its export (NOT FOR RELEASE after import)" "NOT FOR RELEASE" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT substr(json_extract(rdt_info(rdt_import(rdt_export(model))), '\$.release'), 1, 15) FROM models WHERE name = 'bank_nb_copied'")"
 expect "auto chose naive_bayes with the moments readout (car, seed 1)" "naive_bayes moments" \
   "$(info car_auto_moments chosen) $(info car_auto_moments readout | cut -d: -f1)"
 expect "naive_bayes chose each readout on its rows (payload version 5: banknote, seeds 2 and 1)" "bayes moments auto auto" \
