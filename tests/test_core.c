@@ -185,6 +185,50 @@ static void test_noise(void) {
   }
   check(wrong > 32.91, "noise: the chi2 check rejects a sampler with scale 2.5 instead of 2");
 
+  /* rdt_geometric: P(Y = k) = (1 - q) q^k with q = exp(-s/t), bins 0..K and
+  ** a tail, chi2 with K + 1 dof (critical values at p = 0.001: 11 -> 31.26). */
+  const uint64_t gst[3][2] = {{1, 2}, {3, 2}, {4294967296ULL, 10 * 4294967296ULL + 12345}};
+  const char *gname[3] = {"noise: geometric exp(-1/2) matches P(Y >= k) = exp(-k/2) (chi2, 11 dof)",
+                          "noise: geometric exp(-3/2) matches P(Y >= k) = exp(-3k/2) (chi2, 11 dof)",
+                          "noise: geometric with a 2^32-denominator exponent ~1/10 matches its law (chi2, 11 dof)"};
+  for (int c = 0; c < 3; c++) {
+    enum { K = 10 };
+    long obs[K + 2] = {0};
+    int draws = 200000;
+    double qg = exp(-(double)gst[c][0] / (double)gst[c][1]), chig = 0;
+    for (int i = 0; i < draws; i++) {
+      uint64_t y = rdt_geometric(&rng, gst[c][0], gst[c][1]);
+      obs[y > K ? K + 1 : y]++;
+    }
+    for (int b = 0; b <= K + 1; b++) {
+      double pb = b <= K ? (1 - qg) * pow(qg, b) : pow(qg, K + 1), eb = pb * draws;
+      chig += (obs[b] - eb) * (obs[b] - eb) / eb;
+    }
+    check(chig < 31.26, gname[c]);
+  }
+  /* Seeded discrete Laplace draws are pinned (the first six and an FNV-1a
+  ** hash of 1000 draws per scale, then the stream's next word): a change to
+  ** the sampler's coins, e.g. in rdt_geometric, which it signs, shows here. */
+  {
+    rdt_rng r3;
+    seeded(&r3, "dlap-stream");
+    const int64_t first[3][6] = {{0, 0, -4, 6, -2, -4}, {-1, 0, 0, 0, 1, 0}, {-5, -4, 31, 7, -13, -7}};
+    const uint64_t hash[3] = {5639667248708860322ULL, 14506339295503599617ULL, 5465168966456696815ULL};
+    int same = 1;
+    for (int c = 0; c < 3; c++) {
+      uint64_t h = 1469598103934665603ULL;
+      for (int i = 0; i < 1000; i++) {
+        int64_t z = rdt_discrete_laplace(&r3, gst[c][0], gst[c][1]);
+        if (i < 6) same &= z == first[c][i];
+        h = (h ^ (uint64_t)z) * 1099511628211ULL;
+      }
+      same &= h == hash[c];
+    }
+    same &= rdt_rng_u64(&r3) == 4296753121771933592ULL;
+    check(same, "noise: seeded discrete Laplace draws are pinned (six and a hash of 1000 at each of three scales)");
+    rdt_rng_clear(&r3);
+  }
+
   rdt_eps e;
   check(rdt_eps_from_double(1.0, &e) && rdt_eps_to_double(e) == 1.0, "eps: 1.0 is exact");
   check(rdt_eps_from_double(0.1, &e) && rdt_eps_to_double(e) <= 0.1 && rdt_eps_to_double(e) > 0.1 - 1e-9,
