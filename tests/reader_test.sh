@@ -191,7 +191,7 @@ learner() { # name, options (without braces), query
   learner bank_nb_chosen_bayes "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 2, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner bank_nb_chosen_moments "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
-  learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 1, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
+  learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 5, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
   learner bank_auto_constant_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q WHERE rowid <= 100"
   learner bank_random_trees "\"algorithm\": \"random_trees\", \"epsilon\": 1, \"seed\": 16, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
