@@ -186,6 +186,50 @@ static void test_noise(void) {
   }
   check(wrong > 32.91, "noise: the chi2 check rejects a sampler with scale 2.5 instead of 2");
 
+  /* rdt_geometric: P(Y = k) = (1 - q) q^k with q = exp(-s/t), bins 0..K and
+  ** a tail, chi2 with K + 1 dof (critical values at p = 0.001: 11 -> 31.26). */
+  const uint64_t gst[3][2] = {{1, 2}, {3, 2}, {4294967296ULL, 10 * 4294967296ULL + 12345}};
+  const char *gname[3] = {"noise: geometric exp(-1/2) matches P(Y >= k) = exp(-k/2) (chi2, 11 dof)",
+                          "noise: geometric exp(-3/2) matches P(Y >= k) = exp(-3k/2) (chi2, 11 dof)",
+                          "noise: geometric with a 2^32-denominator exponent ~1/10 matches its law (chi2, 11 dof)"};
+  for (int c = 0; c < 3; c++) {
+    enum { K = 10 };
+    long obs[K + 2] = {0};
+    int draws = 200000;
+    double qg = exp(-(double)gst[c][0] / (double)gst[c][1]), chig = 0;
+    for (int i = 0; i < draws; i++) {
+      uint64_t y = rdt_geometric(&rng, gst[c][0], gst[c][1]);
+      obs[y > K ? K + 1 : y]++;
+    }
+    for (int b = 0; b <= K + 1; b++) {
+      double pb = b <= K ? (1 - qg) * pow(qg, b) : pow(qg, K + 1), eb = pb * draws;
+      chig += (obs[b] - eb) * (obs[b] - eb) / eb;
+    }
+    check(chig < 31.26, gname[c]);
+  }
+  /* Seeded discrete Laplace draws are pinned (the first six and an FNV-1a
+  ** hash of 1000 draws per scale, then the stream's next word): a change to
+  ** the sampler's coins, e.g. in rdt_geometric, which it signs, shows here. */
+  {
+    rdt_rng r3;
+    seeded(&r3, "dlap-stream");
+    const int64_t first[3][6] = {{0, 0, -4, 6, -2, -4}, {-1, 0, 0, 0, 1, 0}, {-5, -4, 31, 7, -13, -7}};
+    const uint64_t hash[3] = {5639667248708860322ULL, 14506339295503599617ULL, 5465168966456696815ULL};
+    int same = 1;
+    for (int c = 0; c < 3; c++) {
+      uint64_t h = 1469598103934665603ULL;
+      for (int i = 0; i < 1000; i++) {
+        int64_t z = rdt_discrete_laplace(&r3, gst[c][0], gst[c][1]);
+        if (i < 6) same &= z == first[c][i];
+        h = (h ^ (uint64_t)z) * 1099511628211ULL;
+      }
+      same &= h == hash[c];
+    }
+    same &= rdt_rng_u64(&r3) == 4296753121771933592ULL;
+    check(same, "noise: seeded discrete Laplace draws are pinned (six and a hash of 1000 at each of three scales)");
+    rdt_rng_clear(&r3);
+  }
+
   rdt_eps e;
   check(rdt_eps_from_double(1.0, &e) && rdt_eps_to_double(e) == 1.0, "eps: 1.0 is exact");
   check(rdt_eps_from_double(0.1, &e) && rdt_eps_to_double(e) <= 0.1 && rdt_eps_to_double(e) > 0.1 - 1e-9,
@@ -254,6 +298,75 @@ static void test_selection(void) {
   /* Huge gaps do not overflow: the coin is exp(-gap * eps / 2). */
   int64_t huge[2] = {INT64_MAX, INT64_MIN};
   check(rdt_permute_and_flip(&rng, huge, 2, e, 1, 0, order) == 0, "select: extreme utilities do not overflow");
+
+  /* Three candidates at a rational exponent with a large denominator (eps
+  ** 0.7, sensitivity 3): the closed form of the law over the 6 orders,
+  ** P(i) = q_i (1/3 + ((1 - q_j) + (1 - q_k)) / 6 + (1 - q_j)(1 - q_k) / 3)
+  ** with q = exp(-gap * s / t), each frequency within 5 standard errors. */
+  rdt_eps e7;
+  rdt_eps_from_double(0.7, &e7);
+  int64_t u3[3] = {10, 8, 3};
+  for (int monotone = 0; monotone <= 1; monotone++) {
+    uint64_t s3, t3;
+    rdt_laplace_params(e7, monotone ? 3 : 6, &s3, &t3);
+    double q3[3];
+    for (int i = 0; i < 3; i++) q3[i] = exp(-(double)(10 - u3[i]) * (double)s3 / (double)t3);
+    long cnt3[3] = {0};
+    int draws = 200000, within = 1;
+    for (int i = 0; i < draws; i++) cnt3[rdt_permute_and_flip(&rng, u3, 3, e7, 3, monotone, order)]++;
+    for (int i = 0; i < 3; i++) {
+      double a = 1 - q3[(i + 1) % 3], b = 1 - q3[(i + 2) % 3];
+      double pi = q3[i] * (1.0 / 3 + (a + b) / 6 + a * b / 3), se = sqrt(pi * (1 - pi) / draws);
+      within &= fabs((double)cnt3[i] / draws - pi) < 5 * se;
+    }
+    check(within, monotone ? "select: 3 candidates (monotone), eps 0.7, sensitivity 3: each frequency within 5 se "
+                             "of the closed-form law"
+                           : "select: 3 candidates, eps 0.7, sensitivity 3: each frequency within 5 se of the "
+                             "closed-form law");
+  }
+
+  /* Timing (select.h item 4): the random draws do not depend on the
+  ** utilities. From one seed, 200 selections over 6 candidates whose
+  ** utilities are all tied, widely spread, or one far ahead of the rest
+  ** leave the stream at the same place, and each selection made exactly 6
+  ** geometric draws. */
+  {
+    const int64_t shapes[4][6] = {{0, 0, 0, 0, 0, 0},
+                                  {0, -3, -10, -40, -1000, -1000000},
+                                  {1000000, 0, 0, 0, 0, 0},
+                                  {INT64_MIN, 0, INT64_MAX, 5, -5, 1}};
+    size_t order6[6];
+    uint64_t next[4], geometric[4] = {0};
+    long first_pick[4];
+    for (int c = 0; c < 4; c++) {
+      rdt_rng r6;
+      seeded(&r6, "select-work");
+#ifdef RDT_COUNT_WORK
+      uint64_t before = rdt_geometric_draws;
+#endif
+      first_pick[c] = rdt_permute_and_flip(&r6, shapes[c], 6, e, 1, 0, order6);
+      for (int i = 1; i < 200; i++) rdt_permute_and_flip(&r6, shapes[c], 6, e, 1, 0, order6);
+#ifdef RDT_COUNT_WORK
+      geometric[c] = rdt_geometric_draws - before;
+#endif
+      next[c] = rdt_rng_u64(&r6);
+      rdt_rng_clear(&r6);
+    }
+    check(next[1] == next[0] && next[2] == next[0] && next[3] == next[0],
+          "select: tied, spread, one far best and extreme utilities consume the same random stream");
+#ifdef RDT_COUNT_WORK
+    char gname6[200];
+    snprintf(gname6, sizeof gname6,
+             "select: exactly n geometric draws per selection whatever the utilities (%llu, %llu, %llu, %llu for "
+             "200 x 6)",
+             (unsigned long long)geometric[0], (unsigned long long)geometric[1], (unsigned long long)geometric[2],
+             (unsigned long long)geometric[3]);
+    check(geometric[0] == 1200 && geometric[1] == 1200 && geometric[2] == 1200 && geometric[3] == 1200, gname6);
+#else
+    check(0, "select: geometric draw counts need build/test_core compiled with -DRDT_COUNT_WORK");
+#endif
+    check(first_pick[2] == 0 && first_pick[3] == 2, "select: a far best (and INT64_MAX among extremes) is chosen");
+  }
   check(!rdt_bernoulli_exp_times(&rng, 1000, 1, 1) && rdt_bernoulli_exp_times(&rng, 0, 1, 1),
         "noise: Bernoulli(exp(-m n/d)) is 0 for m = 1000 and 1 for m = 0");
 

@@ -41,22 +41,60 @@ int rdt_bernoulli_exp(rdt_rng *rng, uint64_t n, uint64_t d) {
   return bernoulli_exp_unit(rng, n % d, d);
 }
 
-/* CKS Algorithm 2. With U uniform in [0, t) accepted w.p. exp(-U/t) and
-** V ~ Geometric(1 - exp(-1)), X = U + t*V is geometric with parameter
-** exp(-1/t); Y = floor(X / s) is geometric with parameter exp(-s/t); a random
-** sign, rejecting "-0", gives the two-sided law. */
-int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
+#ifdef RDT_COUNT_WORK
+_Atomic uint64_t rdt_geometric_draws;
+#endif
+
+/* min(floor((t*v + u) / s), 2^64 - 1) without overflow: the 128-bit
+** product in 32-bit halves, then (when it does not fit 64 bits) a long
+** division of fixed length. */
+static uint64_t floor_div_sat(uint64_t t, uint64_t v, uint64_t u, uint64_t s) {
+  uint64_t t0 = t & 0xffffffffu, t1 = t >> 32, v0 = v & 0xffffffffu, v1 = v >> 32;
+  uint64_t p00 = t0 * v0, p01 = t0 * v1, p10 = t1 * v0, p11 = t1 * v1;
+  uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  uint64_t lo = (p00 & 0xffffffffu) | (mid << 32);
+  uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+  lo += u;
+  hi += lo < u; /* t*v + u < 2^128: no carry out of hi */
+  if (hi == 0) return lo / s;
+  if (hi >= s) return UINT64_MAX; /* the quotient is at least 2^64 */
+  uint64_t q = 0, r = hi;         /* r < s throughout */
+  for (int b = 63; b >= 0; b--) {
+    uint64_t top = r >> 63;
+    r = (r << 1) | ((lo >> b) & 1);
+    q <<= 1;
+    if (top || r >= s) { /* with top set the true remainder is 2^64 + r >= s */
+      r -= s;
+      q |= 1;
+    }
+  }
+  return q;
+}
+
+/* CKS Algorithm 2, one-sided. With U uniform in [0, t) accepted w.p.
+** exp(-U/t) and V ~ Geometric(1 - exp(-1)), X = U + t*V is geometric with
+** parameter exp(-1/t); Y = floor(X / s) is geometric with parameter
+** exp(-s/t). The only restart is U's rejection, so the law is exact; V
+** would need 2^64 successes in a row (probability exp(-2^64)) to wrap. */
+uint64_t rdt_geometric(rdt_rng *rng, uint64_t s, uint64_t t) {
+#ifdef RDT_COUNT_WORK
+  rdt_geometric_draws++;
+#endif
   for (;;) {
     uint64_t u = rdt_rng_below(rng, t);
     if (!rdt_bernoulli_exp(rng, u, t)) continue;
     uint64_t v = 0;
     while (rdt_bernoulli_exp(rng, 1, 1)) v++;
-    /* u + t*v must fit 64 bits. t <= 2^52 (rdt_laplace_params), so this
-    ** restart needs v >= 2^11, of probability exp(-2^11): it never happens
-    ** in practice and only guards the arithmetic. */
-    if (v > (UINT64_MAX - u) / t) continue;
-    uint64_t x = u + t * v;
-    uint64_t y = x / s;
+    return floor_div_sat(t, v, u, s);
+  }
+}
+
+/* A random sign on rdt_geometric's magnitude, rejecting "-0", gives the
+** two-sided law; magnitudes beyond int64 are rejected too (probability
+** below exp(-2^63 * s / t)). */
+int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t) {
+  for (;;) {
+    uint64_t y = rdt_geometric(rng, s, t);
     int negative = (int)rdt_rng_below(rng, 2);
     if (negative && y == 0) continue;
     if (y > (uint64_t)INT64_MAX) continue;

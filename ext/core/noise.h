@@ -7,14 +7,20 @@
 **      no least-significant-bit leak (Mironov 2012).
 **   2. rdt_bernoulli_exp(n/d) returns 1 with probability exactly exp(-n/d).
 **   3. rdt_discrete_laplace(s, t) returns Z with P(Z = z) exactly
-**      proportional to exp(-|z| * s / t)  (Canonne, Kamath, Steinke 2020).
-**      Adding it to an integer query of L1 sensitivity D is (D*s/t)-DP under
-**      the query's neighbouring relation.
+**      proportional to exp(-|z| * s / t) over |z| <= 2^63 - 1 (Canonne,
+**      Kamath, Steinke 2020). Adding it to an integer query of L1
+**      sensitivity D is (D*s/t)-DP under the query's neighbouring relation.
+**   3b. rdt_geometric(s, t) returns min(Y, 2^64 - 1) where Y is geometric
+**      with P(Y >= k) exactly exp(-k * s / t) for every integer k >= 0; so
+**      for any k <= 2^64 - 1 the comparison "result >= k" is a coin of
+**      probability exactly exp(-k * s / t). It is the magnitude that
+**      rdt_discrete_laplace signs, drawn with the same coins.
 **   4. Privacy budgets are rationals rdt_eps = num / 2^32, rounded DOWN from
 **      the caller's request, so what is spent never exceeds what was asked
 **      and the reported value is exactly the one the sampler used.
 **   5. Running time depends only on the random draws and the parameters, not
-**      on the value the noise is added to.
+**      on the value the noise is added to. In particular rdt_geometric's
+**      running time is a function of its coins and the public s, t alone.
 */
 #ifndef RDT_NOISE_H
 #define RDT_NOISE_H
@@ -44,6 +50,14 @@ int rdt_bernoulli_rational(rdt_rng *rng, uint64_t n, uint64_t d);
 int rdt_bernoulli_exp(rdt_rng *rng, uint64_t n, uint64_t d);
 /* Discrete Laplace: P(z) proportional to exp(-|z| * s / t), s, t >= 1. */
 int64_t rdt_discrete_laplace(rdt_rng *rng, uint64_t s, uint64_t t);
+/* One-sided geometric (Contract 3b): min(Y, 2^64 - 1) with
+** P(Y >= k) = exp(-k * s / t), s, t >= 1. */
+uint64_t rdt_geometric(rdt_rng *rng, uint64_t s, uint64_t t);
+#ifdef RDT_COUNT_WORK
+/* Tests only: calls of rdt_geometric so far (also those made by
+** rdt_discrete_laplace). */
+extern _Atomic uint64_t rdt_geometric_draws;
+#endif
 
 /* Noise for counters of L1 sensitivity `sensitivity` (an integer) spending
 ** budget `eps`: scale sensitivity/eps, i.e. s = eps.num, t = sensitivity*2^32

@@ -5,18 +5,30 @@
 ** Contract:
 **   1. Neighbouring relation: the caller's; every utility changes by at most
 **      `sensitivity` (an integer) between neighbours.
-**   2. Candidate i is examined in a uniformly random order and accepted with
-**      probability exp(-eps * (u_max - u_i) / (2 * sensitivity)), or
+**   2. The candidates are put in a uniformly random order (a Fisher-Yates
+**      shuffle); candidate i is accepted with probability
+**      exp(-eps * (u_max - u_i) / (2 * sensitivity)), or
 **      exp(-eps * (u_max - u_i) / sensitivity) when `monotone` (all
-**      utilities move in the same direction between neighbours); the best
-**      candidate is always accepted, so one pass suffices. This is eps-DP,
-**      and never worse in expected utility than the exponential mechanism.
-**   3. Every coin is an exact Bernoulli(exp(-x)) on rationals (noise.h): no
-**      floating point, no Gumbel trick, so far candidates keep their exact,
-**      non-zero probability.
-**   4. Timing: the work depends on the utilities (how many candidates are
-**      examined before one is accepted); callers treat that as the timing
-**      threat documented in the README.
+**      utilities move in the same direction between neighbours),
+**      independently; the result is the first accepted candidate in that
+**      order. The best candidate is always accepted. This is eps-DP, and
+**      never worse in expected utility than the exponential mechanism.
+**   3. Exact coins: with (s, t) = rdt_laplace_params(eps, 2 * sensitivity),
+**      or (eps, sensitivity) when monotone, candidate i is accepted iff
+**      Y_i >= u_max - u_i (an integer comparison), Y_i = rdt_geometric(s, t)
+**      with P(Y_i >= k) exactly exp(-k * s / t) (noise.h 3b): no floating
+**      point, no Gumbel trick, so far candidates keep their exact, non-zero
+**      probability.
+**   4. Timing: one call makes n - 1 uniform draws for the shuffle (bounds n,
+**      n - 1, ..., 2) and then exactly n draws of rdt_geometric(s, t), one
+**      per candidate, whatever is accepted; the scan visits every candidate
+**      and never stops early. So the number and kind of draws depend only on
+**      n, eps, the sensitivity and `monotone`, the time of each draw only on
+**      its own coins and the public (s, t) (noise.h 5): from a given stream
+**      state, the state after the call is the same for any utilities. The
+**      utilities enter only through their maximum and, per candidate, a
+**      subtraction and the comparison with Y_i, whose result picks the
+**      candidate through masks, not branches.
 */
 #ifndef RDT_SELECT_H
 #define RDT_SELECT_H

@@ -77,8 +77,9 @@
 **      function of the noisy count, already paid for.
 **   4. finish() runs one selection per level, whatever the rows (an empty
 **      node adds zeros to the level's utilities), and draws the noise of
-**      every leaf count: the control flow does not depend on the rows (the
-**      work per selection does: the timing threat of the README). Everything that can fail (noise parameters, every
+**      every leaf count: the control flow does not depend on the rows, nor
+**      do the draws of each selection (one coin per candidate, select.h
+**      item 4). Everything that can fail (noise parameters, every
 **      allocation) comes before the first draw; it returns 0 without
 **      releasing anything otherwise. Afterwards the row copy and every
 **      scratch histogram are wiped and freed; only the splits and the noisy
