@@ -211,15 +211,22 @@ static int learned_facts(const rdt_bytes *d, info_facts *x) {
   return facts != NULL; /* the facts are the learner's own JSON: only memory can fail */
 }
 
+/* The start of every rdt_info document: the format, the versions and the
+** model's id (its closing quote is the caller's). */
+static sqlite3_str *info_head(sqlite3_context *ctx, uint32_t minor, const unsigned char model_id[16]) {
+  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
+                      RDT_FORMAT_MAJOR, (int)minor, RDT_VERSION_STRING);
+  sqlite3_str_appendall(o, "\"model_id\":\"");
+  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", model_id[i]);
+  return o;
+}
+
 /* rdt_info of a learner model: the common facts, then the learner's own. */
 static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   const rdt_learned *m = &h->learned;
   const rdt_learn_common *c = &m->common;
-  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
-                      RDT_FORMAT_MAJOR, m->format_minor, RDT_VERSION_STRING);
-  sqlite3_str_appendall(o, "\"model_id\":\"");
-  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", m->model_id[i]);
+  sqlite3_str *o = info_head(ctx, m->format_minor, m->model_id);
   sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", m->learner->name,
                       c->regression ? "regression" : "classification");
   rdt_eps stated = stated_epsilon(&c->unit, c->eps);
@@ -283,11 +290,7 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   const rdt_forest *f = &h->forest;
   const rdt_config *c = &f->config;
-  sqlite3_str *o = sqlite3_str_new(sqlite3_context_db_handle(ctx));
-  sqlite3_str_appendf(o, "{\"format\":\"rdt-model\",\"format_version\":\"%d.%d\",\"extension_version\":\"%s\",",
-                      RDT_FORMAT_MAJOR, f->format_minor, RDT_VERSION_STRING);
-  sqlite3_str_appendall(o, "\"model_id\":\"");
-  for (int i = 0; i < 16; i++) sqlite3_str_appendf(o, "%02x", f->model_id[i]);
+  sqlite3_str *o = info_head(ctx, f->format_minor, f->model_id);
   int regression = c->task == RDT_TASK_REGRESSION;
   const rdt_forest_kind *kind = rdt_forest_kind_held(f); /* its mechanism, parameters and layout */
   sqlite3_str_appendf(o, "\",\"algorithm\":\"%s\",\"task\":\"%s\",", rdt_forest_kind_of(c->algorithm)->option,
