@@ -50,12 +50,18 @@
 **   3. A cell whose bin has no mass under Q keeps score 0: no evidence, so a
 **      value there moves no class (rather than a score driven by noise).
 **   4. E_Q is a mean over S synthetic rows drawn from Q with `rng` (S =
-**      rdt_moment_samples(C, d): RDT_MOMENT_MAX_SAMPLES, fewer for wide
-**      schemas so that S (d + 1) C <= 2^22, never below 1024). The
-**      objective is concave; Adam (step 0.1) runs RDT_MOMENT_ITERATIONS
+**      rdt_moment_samples(C, d, n^): RDT_MOMENT_MAX_SAMPLES, fewer for wide
+**      schemas so that S (d + 1) C <= 2^22, and at most 8 n^, never below
+**      1024). Why 8 n^: the fit matches each cell's count to n^ times a
+**      mean over S draws, whose Monte Carlo variance, n^^2 q / S for a cell
+**      of probability q, is then at most 1/8 of the count's own sampling
+**      variance, n^ q: more draws cannot make the fit much more accurate
+**      than the rows are, and a table of a hundred rows fits in
+**      milliseconds.
+**      The objective is concave; Adam (step 0.1) runs RDT_MOMENT_ITERATIONS
 **      iterations from cell scores 0 and biases at the log class
 **      frequencies. Work and memory (four arrays of the counters' size, S d
-**      bin indices) follow C, d, the bins and S only: public facts.
+**      bin indices) follow C, d, the bins and the released n^ only.
 **   5. It returns 0, leaving w untouched, when memory fails, when there are
 **      more than RDT_MOMENT_MAX_COUNTERS counters, or when a score is not
 **      finite.
@@ -67,9 +73,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t rdt_moment_samples(uint32_t C, uint32_t d) {
+uint32_t rdt_moment_samples(uint32_t C, uint32_t d, double n_hat) {
   double s = (double)(1u << 22) / (((double)d + 1) * (C ? C : 1));
   if (s > RDT_MOMENT_MAX_SAMPLES) s = RDT_MOMENT_MAX_SAMPLES;
+  if (s > RDT_MOMENT_SAMPLES_PER_ROW * n_hat) s = RDT_MOMENT_SAMPLES_PER_ROW * n_hat;
   if (s < 1024) s = 1024;
   return (uint32_t)s;
 }
@@ -224,7 +231,9 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
                    const uint32_t *n_shrunk, double cell_var, double ridge, rdt_rng *rng, double *w) {
   size_t n = offset[d];
   if (C == 0 || n > RDT_MOMENT_MAX_COUNTERS) return 0;
-  uint32_t S = rdt_moment_samples(C, d);
+  double nh = 0;
+  for (uint32_t k = 0; k < C; k++) nh += clamped(counts[k]);
+  uint32_t S = rdt_moment_samples(C, d, nh);
   uint32_t *xs = malloc((size_t)S * (d ? d : 1) * sizeof *xs);
   double *v = calloc(n, sizeof *v), *m1 = calloc(n, sizeof *m1), *m2 = calloc(n, sizeof *m2);
   double *e = calloc(n, sizeof *e), *z = malloc(C * sizeof *z), *target = malloc(n * sizeof *target);
@@ -234,8 +243,6 @@ int rdt_moment_fit(uint32_t C, uint32_t d, const uint32_t *n_bins, const size_t 
                            rdt_moment_shrink(C, d, n_bins, offset, counts, n_shrunk, cell_var), S, rng, xs, live);
   if (ok) {
     association_targets(C, d, n_bins, offset, counts, n_shrunk, cell_var, target);
-    double nh = 0;
-    for (uint32_t k = 0; k < C; k++) nh += clamped(counts[k]);
     for (uint32_t k = 0; k < C; k++) {
       v[k] = log((clamped(counts[k]) + 1) / (nh + C));
       live[k] = 1;

@@ -15,6 +15,9 @@
 /* Iterations of the fit and the largest synthetic sample (public). */
 #define RDT_MOMENT_ITERATIONS 200u
 #define RDT_MOMENT_MAX_SAMPLES 8192u
+/* Synthetic rows per released row, at most (contract 4: Monte Carlo
+** variance at most 1/8 of the rows' own sampling variance). */
+#define RDT_MOMENT_SAMPLES_PER_ROW 8.0
 
 /* The layout naive Bayes uses: counts[0 .. C) are class counts, and feature
 ** f's table starts at offset[f] with C rows of n_bins[f] cells (class k's
@@ -41,7 +44,8 @@ double rdt_moment_shrink(uint32_t C, uint32_t d, const uint32_t *n_bins, const s
 double rdt_moment_association_shrink(uint32_t C, const uint32_t *n_bins, const size_t *offset, const int64_t *counts,
                                      const uint32_t *n_shrunk, double cell_var, uint32_t f);
 
-/* The synthetic sample size for C classes and d features (public). */
-uint32_t rdt_moment_samples(uint32_t C, uint32_t d);
+/* The synthetic sample size for C classes, d features and n_hat rows (the
+** released class counts' clamped sum): contract 4. */
+uint32_t rdt_moment_samples(uint32_t C, uint32_t d, double n_hat);
 
 #endif
