@@ -104,7 +104,14 @@
 **      memory finish() fails before any draw. The model is written as
 **      version 5: u32 5, u64 eps_readout num, then the chosen readout's
 **      payload of 6 / 6b (version 1 to 4) for the budget eps - eps_readout;
-**      decode() checks eps_readout against the split.
+**      decode() checks eps_readout against the split. The choice runs only
+**      where it can resolve what matters (nb_choice_resolves, on the
+**      released class counts n^ and eps_readout): a readout differing by
+**      NB_READOUT_GAP (2 points of accuracy) from the other is picked over
+**      it with probability above 3/4, (1/2) exp(-eps_readout GAP n^) < 1/4;
+**      elsewhere the model keeps "bayes", which needs fewer rows, fits
+**      nothing and draws nothing more (eps_readout is then set aside
+**      unspent; rdt_info says so).
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
 **      states of the same shape only; row() ignores a released state.
@@ -128,6 +135,7 @@
 
 #define NB_VERSION_CHOSEN 5u        /* eps_readout, then a version 1..4 payload */
 #define NB_READOUT_SHARE 20u        /* "readout": "auto": eps / 20 for the choice */
+#define NB_READOUT_GAP 0.02          /* contract 6c: the accuracy difference the choice must resolve */
 
 enum { NB_READOUT_BAYES, NB_READOUT_MOMENTS, NB_READOUT_BOTH, NB_READOUT_AUTO };
 #define NB_AUTO_FINE 96u /* divisible by 2, 3, 4, 6, 8, 12, 16, 24, 32, 48 */
@@ -486,6 +494,17 @@ static uint32_t nb_kept_class(const nb_state *st, const double *table, const uin
   return best;
 }
 
+/* Contract 6c's gate, on released values and public parameters only: the
+** choice runs where permute-and-flip, monotone with eps_readout, picks the
+** worse readout with probability below 1/4 when the two differ by
+** NB_READOUT_GAP of the rows: (1/2) exp(-eps_readout GAP n^) < 1/4. */
+static int nb_choice_resolves(const nb_state *st) {
+  if (!st->is_private) return 1;
+  double n = 0;
+  for (uint32_t k = 0; k < st->n_classes; k++) n += st->counts[k] > 0 ? (double)st->counts[k] : 0;
+  return rdt_eps_to_double(st->eps_readout) * NB_READOUT_GAP * n >= log(2.0);
+}
+
 long rdt_nb_choose_readout(const int64_t correct[2], int is_private, rdt_eps eps, rdt_rng *rng) {
   if (!is_private) return correct[1] > correct[0];
   size_t order[2];
@@ -552,6 +571,11 @@ static int nb_finish(void *p, rdt_rng *noise) {
     }
   st->released = 1;
   nb_prepare(st);
+  if (st->chosen && !nb_choice_resolves(st)) { /* contract 6c: Bayes, no fit, no draw */
+    nb_wipe_kept(st);
+    st->readout = NB_READOUT_BAYES;
+    return 1;
+  }
   if (st->readout_opt != NB_READOUT_BAYES && st->n_counts <= RDT_MOMENT_MAX_COUNTERS) {
     /* Contract 6b: post-processing of the counters just released. */
     /* A table cell's noise scale sets the ridge (a tenth of it) and, for
@@ -748,10 +772,16 @@ static void nb_describe(const void *p, rdt_bytes *json) {
   if (st->chosen) { /* contract 6c */
     char e[40] = "null";
     if (st->is_private) snprintf(e, sizeof e, "%.17g", rdt_eps_to_double(st->eps_readout));
-    snprintf(buf, sizeof buf,
-             "\"readout_rule\":\"auto: %s between the two readouts' correct predictions on the training rows\","
-             "\"epsilon_readout\":%s,",
-             st->is_private ? "permute-and-flip with epsilon_readout (sensitivity 1, monotone)" : "the larger count", e);
+    if (nb_choice_resolves(st))
+      snprintf(buf, sizeof buf,
+               "\"readout_rule\":\"auto: %s between the two readouts' correct predictions on the training rows\","
+               "\"epsilon_readout\":%s,",
+               st->is_private ? "permute-and-flip with epsilon_readout (sensitivity 1, monotone)" : "the larger count", e);
+    else
+      snprintf(buf, sizeof buf,
+               "\"readout_rule\":\"auto: bayes without a choice: at epsilon_readout times the noisy row count, "
+               "permute-and-flip could not resolve a difference of %g of the rows\",\"epsilon_readout\":%s,"
+               "\"epsilon_readout_spent\":0,", NB_READOUT_GAP, e);
     rdt_bytes_text(json, buf);
   }
 }
