@@ -161,8 +161,11 @@ reproduce-auto: $(EXT)
 # 20000), seeded per split; regret, picks and targets into results/auto_transfer.md, every per-split score
 # into results/auto_transfer.json, and auto's time on 100 rows. QUICK=1: four small sets, 2 splits, ε = 1,
 # under build/. Run it under nice on a shared machine: `nice -n 19 make reproduce-auto-all`.
+# Then, from those scores, whether a threshold rule chosen on 17 sets picks well on the 18th
+# (scripts/auto_rule_lodo.py: results/auto_rule_lodo.md; skipped with QUICK=1).
 reproduce-auto-all: $(EXT)
 	/usr/bin/python3 scripts/auto_transfer.py --data $(PAPER_DATA) $(if $(QUICK),--quick,)
+	$(if $(QUICK),,cd scripts && /usr/bin/python3 auto_rule_lodo.py --data $(PAPER_DATA))
 
 # The tables of the README's paper-protocol and defaults sections (about 20 minutes).
 reproduce-tables: $(EXT)
