@@ -188,6 +188,9 @@ typedef struct rdt_learner {
 /* The registry (learners/registry.c): NULL when unknown. find and by_id
 ** know only the learners whose models are payloads (contract 8). */
 const rdt_learner *rdt_learner_find(const char *name);
+/* The i-th learner find() knows, in the table's order; NULL past the last
+** (messages that list every "algorithm"). */
+const rdt_learner *rdt_learner_at(size_t i);
 const rdt_learner *rdt_learner_by_id(uint32_t id);
 /* The learner of options that name no learner find() knows: the table's
 ** whole-model learner (the classic forests, options.c's rdt_options_parse). */

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <float.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -314,6 +315,54 @@ static int unit_column_free(const rdt_unit *u, const char *label, const rdt_sche
   return 1;
 }
 
+/* Edit distance between two names, case and '-' / ' ' / '_' alike (the
+** nearest "algorithm" to a mistyped one). Names longer than 63 bytes are
+** never near. */
+static size_t name_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), row[64];
+  if (la > 63 || lb > 63) return (size_t)-1;
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      char x = (char)tolower((unsigned char)a[i - 1]), y = (char)tolower((unsigned char)b[j - 1]);
+      x = x == '-' || x == ' ' ? '_' : x;
+      y = y == '-' || y == ' ' ? '_' : y;
+      size_t up = row[j];
+      size_t best = diag + (x != y);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* An "algorithm" that names nothing: every name there is, the default
+** first, and the nearest one when it is near (a typo, another spelling). */
+static int unknown_algorithm(const char *given, const char *const *forests, size_t n_forests, char *err, size_t n) {
+  const char *names[32], *near = NULL;
+  size_t k = 0, best = (size_t)-1;
+  names[k++] = "auto";
+  for (size_t i = 0; rdt_learner_at(i) && k < 24; i++)
+    if (strcmp(rdt_learner_at(i)->name, "auto") != 0) names[k++] = rdt_learner_at(i)->name;
+  for (size_t i = 0; i < n_forests && k < 32; i++) names[k++] = forests[i];
+  for (size_t i = 0; i < k; i++) {
+    size_t d = name_distance(given, names[i]);
+    if (d < best) best = d, near = names[i];
+  }
+  size_t len = strlen(given);
+  char list[512] = "";
+  for (size_t i = 0, used = 0; i < k && used < sizeof list; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s\"%s\"%s", i ? ", " : "", names[i],
+                             i == 0 ? " (the default: it picks one of the others privately)" : "");
+  if (near && best <= (len < 6 ? 2 : len / 3))
+    return fail(err, n, "unknown \"algorithm\" \"%.100s\": did you mean \"%s\"? It is one of %s", given, near, list);
+  return fail(err, n, "unknown \"algorithm\" \"%.100s\": it is one of %s", given, list);
+}
+
 /* "classes" (or none for regression) and "features" -> the schema, with its
 ** indexes; no feature may carry the label column's name. */
 /* A list copied from the rows cannot be charged: a ledger is the curator's
@@ -401,7 +450,13 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
       algorithm_values[n_algorithms++] = (int)rdt_forest_kind_at(i)->algorithm;
     }
   int choice;
-  if (!parse_choice(rdt_json_get(root, "algorithm"), "algorithm", algorithm_names, algorithm_values, n_algorithms,
+  const rdt_json *alg = rdt_json_get(root, "algorithm");
+  if (alg && alg->type == RDT_JSON_STRING) {
+    int known = 0;
+    for (size_t i = 0; i < n_algorithms; i++) known |= strcmp(alg->string, algorithm_names[i]) == 0;
+    if (!known) return unknown_algorithm(alg->string, algorithm_names, n_algorithms, err, n);
+  }
+  if (!parse_choice(alg, "algorithm", algorithm_names, algorithm_values, n_algorithms,
                     (int)rdt_forest_kind_at(0)->algorithm, &choice, err, n))
     return 0;
   c->algorithm = (rdt_algorithm)choice;

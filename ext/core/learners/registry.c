@@ -38,6 +38,12 @@ const rdt_learner *rdt_learner_find(const char *name) {
   return NULL;
 }
 
+const rdt_learner *rdt_learner_at(size_t i) {
+  for (size_t j = 0; learners[j]; j++)
+    if (!learners[j]->whole_model && i-- == 0) return learners[j];
+  return NULL;
+}
+
 const rdt_learner *rdt_learner_by_id(uint32_t id) {
   for (size_t i = 0; learners[i]; i++)
     if (!learners[i]->whole_model && learners[i]->id == id) return learners[i];
