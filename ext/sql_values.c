@@ -20,6 +20,7 @@
 **      BLOB, other TEXT, ±Inf) matches nothing. The text part is the
 **      core's (schema.h) and leaves the value unconverted.
 */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,11 +98,32 @@ void rdt_sql_features(const rdt_schema *s, sqlite3_value **argv, double *xs) {
   for (uint32_t j = 0; j < s->n_features; j++) xs[j] = rdt_sql_feature(&s->features[j], argv[j]);
 }
 
+/* Whether sql (len bytes, -1: to its NUL) is one bare name, such as a
+** table's: letters, digits, '_', '$', '.' and quotes, blanks around it. */
+static int bare_name(const char *sql, int len, const char **start, int *n) {
+  const char *p = sql, *end = len < 0 ? sql + strlen(sql) : sql + len;
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == ';')) end--;
+  *start = p;
+  *n = (int)(end - p);
+  if (p == end || end - p > 200) return 0;
+  for (const char *q = p; q < end; q++)
+    if (!(isalnum((unsigned char)*q) || *q == '_' || *q == '$' || *q == '.' || *q == '"' || *q == '`' ||
+          (unsigned char)*q >= 0x80))
+      return 0;
+  return 1;
+}
+
 sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, const char *what, char *err, size_t en) {
   sqlite3_stmt *stmt = NULL;
-  const char *tail = NULL;
+  const char *tail = NULL, *name;
+  int name_len;
   if (sqlite3_prepare_v2(db, sql, len, &stmt, &tail) != SQLITE_OK || !stmt) {
-    snprintf(err, en, "%s does not prepare: %s", what, stmt ? "empty statement" : sqlite3_errmsg(db));
+    if (!stmt && bare_name(sql, len, &name, &name_len))
+      snprintf(err, en, "%s must be a SELECT, not a name: for the table or view %.*s, pass 'SELECT * FROM %.*s' (its "
+                        "columns are bound by name)", what, name_len, name, name_len, name);
+    else
+      snprintf(err, en, "%s does not prepare: %s", what, stmt ? "empty statement" : sqlite3_errmsg(db));
     sqlite3_finalize(stmt);
     return NULL;
   }
