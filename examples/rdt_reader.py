@@ -492,7 +492,9 @@ def decode_learner_blob(blob):
     if len(blob) < _HEADER_BYTES + _CHECKSUM_BYTES:
         raise ModelError("model is truncated")
     version, flags, total, n_sections, reserved = struct.unpack_from("<I16xIQII", blob, 8)
-    if version >> 16 != 1 or version & 0xFFFF < 1:
+    if version >> 16 != 1 or version & 0xFFFF < 1:  # a flipped bit is a checksum error, whatever the field reads
+        if hashlib.blake2b(blob[:-_CHECKSUM_BYTES], digest_size=32).digest() != blob[-_CHECKSUM_BYTES:]:
+            raise ModelError("model checksum mismatch (corrupted or edited)")
         raise ModelError("unsupported model format version %d.%d for a learner model" % (version >> 16, version & 0xFFFF))
     if total != len(blob):
         raise ModelError("model is truncated or has trailing bytes (corrupted or edited)")

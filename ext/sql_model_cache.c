@@ -51,9 +51,16 @@ static int same_model(const rdt_model_handle *h, const unsigned char *blob, size
 
 rdt_model_handle *rdt_model_lookup(rdt_conn *conn, sqlite3_value *v, int *rc, char *err, size_t en) {
   *rc = SQLITE_ERROR;
-  if (sqlite3_value_type(v) != SQLITE_BLOB) {
-    snprintf(err, en, "the model must be a BLOB made by rdt_train (got %s)",
-             sqlite3_value_type(v) == SQLITE_NULL ? "NULL" : "a non-BLOB value");
+  int t = sqlite3_value_type(v);
+  if (t != SQLITE_BLOB) {
+    const char *text = t == SQLITE_TEXT ? (const char *)sqlite3_value_text(v) : NULL;
+    int json = text && text[strspn(text, " \t\r\n")] == '{';
+    snprintf(err, en, "the model must be the BLOB rdt_fit or rdt_train returned (got %s)%s",
+             t == SQLITE_NULL ? "NULL: no such model?" : t == SQLITE_INTEGER ? "an INTEGER" : t == SQLITE_FLOAT ? "a REAL"
+             : "TEXT",
+             json ? "; a JSON document from rdt_export turns back into the model with rdt_import(document)"
+             : t == SQLITE_TEXT ? "; a model stored as hex text must be decoded back to a BLOB first (unhex() from "
+                                  "SQLite 3.41), one in a file is read with readfile('model.rdt')" : "");
     return NULL;
   }
   const unsigned char *blob = sqlite3_value_blob(v);

@@ -1523,6 +1523,24 @@ static void test_model(const char *golden_path) {
   if (ok) rdt_forest_free(&f);
   free(golden);
 
+  /* The version field: a flipped bit is a checksum mismatch; a model of
+  ** another major version, its checksum intact, is an unsupported version. */
+  {
+    unsigned char *m = malloc(size);
+    if (m) {
+      memcpy(m, blob, size);
+      m[10] ^= 1; /* byte 10: the major version's low byte */
+      int refused = !rdt_model_decode(m, size, &f, err, sizeof err);
+      check(refused && strstr(err, "model checksum mismatch") != NULL,
+            "model: one flipped bit in the version field reads as a checksum mismatch, not another version");
+      crypto_generichash(m + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES, m, size - RDT_CHECKSUM_BYTES, NULL, 0);
+      refused = !rdt_model_decode(m, size, &f, err, sizeof err);
+      check(refused && strstr(err, "unsupported model format version 0.1") != NULL,
+            "model: another major version with its checksum intact is an unsupported version");
+      free(m);
+    }
+  }
+
   int all_fail = 1;
   for (size_t n = 0; n < size; n++) {
     if (rdt_model_decode(blob, n, &f, err, sizeof err)) {

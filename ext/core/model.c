@@ -696,6 +696,15 @@ static int read_kept(reader *s, rdt_forest *f) {
   return 1;
 }
 
+/* Whether the last 32 bytes are the checksum of the rest. A version this
+** build does not read is told apart from a flipped bit by it: a model whose
+** bytes were corrupted says so, whatever its version field reads. */
+static int sums_up(const unsigned char *buf, size_t size) {
+  unsigned char sum[RDT_CHECKSUM_BYTES];
+  crypto_generichash(sum, sizeof sum, buf, size - RDT_CHECKSUM_BYTES, NULL, 0);
+  return sodium_memcmp(sum, buf + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0;
+}
+
 int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t en) {
   memset(f, 0, sizeof *f);
   if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
@@ -703,8 +712,9 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
   uint32_t version = get_u32(&r);
   if (version >> 16 != RDT_FORMAT_MAJOR)
-    return fail(err, en, "unsupported model format version %u.%u (this build reads %u.x)", version >> 16,
-                version & 0xFFFF, RDT_FORMAT_MAJOR);
+    return sums_up(buf, size) ? fail(err, en, "unsupported model format version %u.%u (this build reads %u.x)",
+                                     version >> 16, version & 0xFFFF, RDT_FORMAT_MAJOR)
+                              : fail(err, en, "model checksum mismatch (corrupted or edited)");
   f->format_minor = version & 0xFFFF;
   memcpy(f->model_id, buf + r.pos, 16);
   r.pos += 16;
@@ -1031,7 +1041,9 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
   reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
   uint32_t version = get_u32(&r);
   if (version >> 16 != RDT_FORMAT_MAJOR || (version & 0xFFFF) < 1)
-    return fail(err, en, "unsupported model format version %u.%u for a learner model", version >> 16, version & 0xFFFF);
+    return sums_up(buf, size) ? fail(err, en, "unsupported model format version %u.%u for a learner model",
+                                     version >> 16, version & 0xFFFF)
+                              : fail(err, en, "model checksum mismatch (corrupted or edited)");
   m->format_minor = version & 0xFFFF;
   memcpy(m->model_id, buf + r.pos, 16);
   r.pos += 16;
