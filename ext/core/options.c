@@ -315,6 +315,28 @@ static int unit_column_free(const rdt_unit *u, const char *label, const rdt_sche
   return 1;
 }
 
+/* Every numeric feature still without its bounds, named in one message
+** (rdt_features' skeleton leaves them null): one round of filling in, not
+** one per feature. A single one is parse_feature's to report. */
+static int all_bounds_given(const rdt_json *features, char *err, size_t n) {
+  char names[400] = "";
+  size_t missing = 0, used = 0;
+  for (size_t i = 0; i < features->n; i++) {
+    const rdt_json *f = features->items[i];
+    if (f->type != RDT_JSON_OBJECT) continue;
+    const rdt_json *type = rdt_json_get(f, "type"), *name = rdt_json_get(f, "name");
+    const rdt_json *mn = rdt_json_get(f, "min"), *mx = rdt_json_get(f, "max");
+    if (!type || type->type != RDT_JSON_STRING || strcmp(type->string, "numeric") != 0 || rdt_json_get(f, "bounds") ||
+        !name || name->type != RDT_JSON_STRING || (mn && mn->type == RDT_JSON_NUMBER && mx && mx->type == RDT_JSON_NUMBER))
+      continue;
+    if (missing++ < 12 && used < sizeof names)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s\"%.40s\"", missing > 1 ? ", " : "", name->string);
+  }
+  if (missing < 2) return 1;
+  return fail(err, n, "%zu numeric features need numbers \"min\" and \"max\" (their public bounds), or \"bounds\": "
+              "\"private\": %s%s", missing, names, missing > 12 ? ", ..." : "");
+}
+
 /* Edit distance between two names, case and '-' / ' ' / '_' alike (the
 ** nearest "algorithm" to a mistyped one). Names longer than 63 bytes are
 ** never near. */
@@ -396,6 +418,7 @@ static int parse_schema(const rdt_json *root, int regression, const char *label,
   if (!j) return fail(err, n, "\"features\" is required: the public domain of every feature argument");
   if (j->type != RDT_JSON_ARRAY || j->n == 0) return fail(err, n, "\"features\" must be a non-empty array");
   if (j->n > RDT_MAX_FEATURES) return fail(err, n, "at most %d features are allowed", RDT_MAX_FEATURES);
+  if (!all_bounds_given(j, err, n)) return 0;
   s->features = calloc(j->n, sizeof *s->features);
   if (!s->features) return fail(err, n, "out of memory");
   s->n_features = (uint32_t)j->n;
