@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "core/bounds.h"
+#include "core/options.h"
 #include "sql_train.h"
 #include "sql_unit.h"
 
@@ -89,6 +90,7 @@ typedef struct check_state {
   int has_unit;
   uint64_t units, units_over, capped, unit_null;
   rdt_median *grid; /* per feature with "bounds": "private": its numbers on bounds.h's grid, else unused */
+  char forest_key[64]; /* a forest option that selected the RDT forest over "auto", or "" */
 } check_state;
 
 static void odd_list_free(odd_list *l) {
@@ -132,6 +134,9 @@ static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, si
     return NULL;
   }
   rdt_train_get_facts(st->session, &st->facts);
+  if (!rdt_options_forest_key((const char *)sqlite3_value_text(options), (size_t)sqlite3_value_bytes(options),
+                              st->forest_key, sizeof st->forest_key))
+    st->forest_key[0] = 0;
   st->schema = rdt_train_schema(st->session);
   uint32_t nf = st->schema->n_features;
   st->f = calloc(nf, sizeof *st->f);
@@ -582,8 +587,8 @@ static char *check_report(check_state *st, const char *ledger) {
       warn_with_example(w, &L->odd, "%llu of %llu rows (%.1f%%) are dropped: their label is not in \"classes\"",
                         (unsigned long long)L->other, (unsigned long long)st->read, pct(L->other, st->read));
     if (L->text_numeric_odd)
-      warn(w, "%llu labels are TEXT that looks numeric and are not in \"classes\" (.import makes every column "
-           "TEXT): CAST the column in the query, or list the classes as the column stores them",
+      warn(w, "%llu labels are TEXT that looks numeric and are not in \"classes\", not even read as numbers (TEXT "
+           "'1.0' already matches the class 1): list those classes if they are classes, else the rows are dropped",
            (unsigned long long)L->text_numeric_odd);
     else if (L->text_numeric)
       warn(w, "%llu labels are TEXT that looks numeric; they matched \"classes\", but a typed column (CAST, or "
@@ -632,9 +637,10 @@ static char *check_report(check_state *st, const char *ledger) {
              "above: %llu)", ft->name, (unsigned long long)clamped, pct(clamped, st->kept),
              (unsigned long long)F->below, (unsigned long long)F->above);
       if (F->text_numeric)
-        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric, converted by SQLite's numeric affinity; "
-             "a typed column (REAL, INTEGER) or a CAST avoids surprises", ft->name,
-             (unsigned long long)F->text_numeric);
+        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric (.import makes every column TEXT): training "
+             "reads them as numbers, but SQL compares TEXT above every number, so a filter such as WHERE \"%s\" > 200 "
+             "keeps every such row; store the column as REAL or INTEGER, or CAST it in comparisons", ft->name,
+             (unsigned long long)F->text_numeric, ft->name);
     } else {
       sqlite3_str_appendf(o, ",\"not_in_values\":%llu,\"other\":%llu,\"other_share\":",
                           (unsigned long long)(F->other - F->null), (unsigned long long)F->other);
@@ -647,9 +653,9 @@ static char *check_report(check_state *st, const char *ledger) {
                           pct(F->other, st->kept), (unsigned long long)F->null,
                           (unsigned long long)(F->other - F->null));
       if (F->text_numeric_odd)
-        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric and are not in \"values\" (.import makes "
-             "every column TEXT): CAST the column in the query, or list the values as the column stores them",
-             ft->name, (unsigned long long)F->text_numeric_odd);
+        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric and are not in \"values\", not even read as "
+             "numbers (TEXT '1.0' already matches the value 1): list them if they are categories, else they go to "
+             "`other`", ft->name, (unsigned long long)F->text_numeric_odd);
       else if (F->text_numeric)
         warn(w, "feature \"%s\": %llu values are TEXT that looks numeric; they matched \"values\", but a typed "
              "column or a CAST avoids surprises", ft->name, (unsigned long long)F->text_numeric);
@@ -673,6 +679,9 @@ static char *check_report(check_state *st, const char *ledger) {
          (unsigned long long)fa->max_rows, (unsigned long long)st->kept);
   if (!fa->is_private) warn(w, "\"epsilon\": null trains a NOT PRIVATE model (exact counts)");
   copied_report(w, s);
+  if (st->forest_key[0])
+    warn(w, "no \"algorithm\", and the forest option \"%s\" selects the RDT forest (\"algorithm\": \"rdt\"), not the "
+         "default \"auto\": name \"algorithm\" to choose (with \"auto\" the option is an error)", st->forest_key);
   if (fa->seeded)
     warn(w, "\"seed\" makes the noise known to whoever knows the seed: such a model is NOT FOR RELEASE (rdt_sign "
             "refuses it); drop \"seed\" to train a model you will publish");

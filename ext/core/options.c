@@ -741,6 +741,22 @@ static int is_learner_common(const char *k) {
   return 0;
 }
 
+int rdt_options_forest_key(const char *json, size_t len, char *key, size_t n) {
+  char jerr[16];
+  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
+  int found = 0;
+  if (root && root->type == RDT_JSON_OBJECT && !rdt_json_get(root, "algorithm"))
+    for (size_t i = 0; i < root->n && !found; i++) {
+      const char *k = root->items[i]->key;
+      if (k[0] != '_' && !is_learner_common(k)) {
+        snprintf(key, n, "%s", k);
+        found = 1;
+      }
+    }
+  rdt_json_free(root);
+  return found;
+}
+
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
   char jerr[16];
   rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);

@@ -35,6 +35,10 @@ extern const char rdt_seed_with_ledger_error[];
 /* Whether "algorithm" names a registered learner (learner.h); 0 for the
 ** forests of rdt_options_parse, and for options that do not parse. */
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out);
+/* Options without "algorithm" that name a forest option (trees, depth,
+** ...) train the RDT forest, not "auto": 1 with that option's name in key
+** (rdt_check says so), else 0. */
+int rdt_options_forest_key(const char *json, size_t len, char *key, size_t n);
 /* The options of learner l: the common facts, the schema, the ledger and
 ** label names, and the parsed tree (*opts, for the learner's start; caller
 ** frees it). Returns 0 with a message (nothing to free). */
