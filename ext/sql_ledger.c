@@ -393,7 +393,9 @@ static int ledger_open(sqlite3 *db, void *aux, int argc, const char *const *argv
   }
   if (!*err && rc == SQLITE_OK && create && !sqlite3_get_autocommit(db))
     *err = sqlite3_mprintf("rdt_ledger: create the ledger outside BEGIN ... COMMIT: its row in %s.rdt_ledger_files "
-                           "must not be rolled back while its charges stand", schema);
+                           "must not be rolled back while its charges stand (a transaction is open on this "
+                           "connection; Python's sqlite3 opens one by itself before INSERT, UPDATE or DELETE: "
+                           "commit() first, or connect with isolation_level=None)", schema);
   if (*err) rc = SQLITE_ERROR;
 
   rdt_ledger *l = NULL;
