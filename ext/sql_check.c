@@ -119,7 +119,7 @@ static void check_free(check_state *st) {
 ** NULL with err on a parameter mistake or no memory. */
 static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, size_t en) {
   if (sqlite3_value_type(options) != SQLITE_TEXT || !sqlite3_value_text(options)) {
-    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT");
+    snprintf(err, en, "the first argument must be the options, a JSON object as TEXT%s", rdt_sql_blob_hint(options, 0));
     return NULL;
   }
   check_state *st = calloc(1, sizeof *st);

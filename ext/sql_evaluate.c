@@ -488,7 +488,7 @@ static int importance_parse(int argc, sqlite3_value **argv, importance_options *
   strcpy(o->label, "label");
   if (argc < 3) return 1;
   if (sqlite3_value_type(argv[2]) != SQLITE_TEXT || !sqlite3_value_text(argv[2])) {
-    snprintf(err, en, "the third argument must be the options, a JSON object as TEXT");
+    snprintf(err, en, "the third argument must be the options, a JSON object as TEXT%s", rdt_sql_blob_hint(argv[2], 0));
     return 0;
   }
   char jerr[128];

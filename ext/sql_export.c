@@ -129,7 +129,15 @@ void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   char err[512] = "", jerr[128]; /* room for a JSON path and two values (json_io.h contract 5) */
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-    sqlite3_result_error(ctx, "rdt_import: expected the JSON text made by rdt_export", -1);
+    int blob = sqlite3_value_type(argv[0]) == SQLITE_BLOB;
+    int model = blob && sqlite3_value_bytes(argv[0]) >= 8 && memcmp(sqlite3_value_blob(argv[0]), "RDTMODEL", 8) == 0;
+    sqlite3_result_error(ctx,
+                         model  ? "rdt_import: expected the JSON text made by rdt_export; this BLOB is already a model "
+                                  "(no import needed)"
+                         : blob ? "rdt_import: expected the JSON text made by rdt_export; it is a BLOB (readfile() "
+                                  "returns one): pass CAST(readfile('model.json') AS TEXT)"
+                                : "rdt_import: expected the JSON text made by rdt_export",
+                         -1);
     return;
   }
   rdt_json *root = rdt_json_parse((const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]), jerr,
