@@ -14,7 +14,9 @@
 **   3. The same parameters as training, with the same errors, raised before
 **      any row is read: the options go through rdt_train_configure, the
 **      query through rdt_fit's own preparation and by-name binding
-**      (sql_fit.c), the aggregate's arity as rdt_train's. Nothing is built:
+**      (sql_fit.c: a column that is neither the label, a feature nor the
+**      unit is ignored, listed in "ignored_columns" and warned about), the
+**      aggregate's arity as rdt_train's. Nothing is built:
 **      RDT#'s public query is checked as training checks it (its declared
 **      tables, its program: sql_train.c, contract 4) but not run.
 **   4. Every row is judged by the helpers training calls (rdt_sql_class,
@@ -88,6 +90,10 @@ typedef struct check_state {
   ** whose unit is NULL (dropped too); training's bounded reading. */
   int has_unit;
   uint64_t units, units_over, capped, unit_null;
+  /* The query form's columns that are neither the label, a feature nor the
+  ** unit: a JSON array (sql_columns.c), NULL for the aggregate. */
+  char *ignored;
+  int n_ignored;
   rdt_median *grid; /* per feature with "bounds": "private": its numbers on bounds.h's grid, else unused */
 } check_state;
 
@@ -109,6 +115,7 @@ static void check_free(check_state *st) {
   free(st->grid);
   free(st->f);
   free(st->per_class);
+  sqlite3_free(st->ignored);
   rdt_train_session_free(st->session);
   free(st);
 }
@@ -523,7 +530,8 @@ static char *check_report(check_state *st, const char *ledger) {
   sqlite3_str_appendf(o, ",\"task\":\"%s\",\"ignored_options\":[", fa->regression ? "regression" : "classification");
   if (ledger[0]) sqlite3_str_appendall(o, "\"ledger\"");
   if (fa->seeded) sqlite3_str_appendall(o, ledger[0] ? ",\"seed\"" : "\"seed\"");
-  sqlite3_str_appendf(o, "],\"rows\":{\"read\":%llu,\"kept\":%llu,\"dropped\":%llu", (unsigned long long)st->read,
+  sqlite3_str_appendf(o, "],\"ignored_columns\":%s", st->ignored ? st->ignored : "[]");
+  sqlite3_str_appendf(o, ",\"rows\":{\"read\":%llu,\"kept\":%llu,\"dropped\":%llu", (unsigned long long)st->read,
                       (unsigned long long)st->kept, (unsigned long long)dropped);
   if (fa->regression)
     sqlite3_str_appendf(o, ",\"dropped_target_null\":%llu,\"dropped_target_not_a_number\":%llu",
@@ -562,7 +570,12 @@ static char *check_report(check_state *st, const char *ledger) {
   }
   sqlite3_str_appendall(o, "},\"features\":[");
 
-  /* Warnings about the rows and the label. */
+  /* Warnings about the query, the rows and the label. */
+  if (st->n_ignored)
+    warn(w, "%d column%s of the query %s neither the label, a feature nor the unit: training ignores %s "
+         "(\"ignored_columns\": %s); add %s to \"features\" if you meant to train on %s", st->n_ignored,
+         st->n_ignored == 1 ? "" : "s", st->n_ignored == 1 ? "is" : "are", st->n_ignored == 1 ? "it" : "them",
+         st->ignored, st->n_ignored == 1 ? "it" : "them", st->n_ignored == 1 ? "it" : "them");
   if (st->read == 0) warn(w, "no rows were read (rdt_fit would return a model of noise alone)");
   if (fa->regression) {
     if (L->null + L->not_number)
@@ -728,10 +741,11 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const rdt_unit *unit = rdt_train_unit(st->session);
   int unit_col = -1;
   if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), unit->column, &label_col, &unit_col,
-                            col, err, sizeof err) ||
+                            col, &st->ignored, err, sizeof err) ||
       (unit_col >= 0 && !rdt_unit_count_null(db, stmt, unit_col, &st->unit_null, err, sizeof err)))
     goto done;
   st->has_unit = unit_col >= 0;
+  st->n_ignored = sqlite3_column_count(stmt) - 1 - (int)nf - st->has_unit; /* each bound once */
   ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, sizeof err);
   stmt = NULL; /* the reader's now */
   if (!ok) goto done;

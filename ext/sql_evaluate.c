@@ -29,8 +29,10 @@
 **      without any evaluated row is null.
 **   4. The query forms take one read-only query (rdt_sql_prepare_select).
 **      Every feature the model records is the column of its name (ASCII
-**      case ignored, as rdt_fit), the true label is the column "label"
-**      (rdt_importance: options.label); a missing one is an error naming it
+**      case ignored, as rdt_fit: sql_columns.c), the true label is the
+**      column the model records as its label (its "label" option at
+**      training; "label" when it records none; rdt_importance's
+**      options.label overrides it); a missing one is an error naming it
 **      before any row is read; any other column is ignored and listed in
 **      "ignored_columns". A model with a feature named like the label
 **      column needs the aggregate form.
@@ -348,11 +350,12 @@ void rdt_evaluate_final(sqlite3_context *ctx) {
 
 /* ---- the query forms ---------------------------------------------------------- */
 
-/* The query, bound by name (contract 4): col[j] for feature j, *label_col,
-** and the other columns as the member ,"ignored_columns":[...] (*ignored,
-** sqlite3_malloc'd). Returns the statement, or NULL with err. */
-static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema *s, const char *label, int *col,
-                                int *label_col, char **ignored, char *err, size_t en) {
+/* The query, bound by name (contract 4; sql_columns.c): col[j] for feature
+** j, *label_col (whose: where the name comes from, for the error), and the
+** other columns as the member ,"ignored_columns":[...]
+** (*ignored, sqlite3_malloc'd). Returns the statement, or NULL with err. */
+static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema *s, const char *label, const char *whose,
+                                int *col, int *label_col, char **ignored, char *err, size_t en) {
   *ignored = NULL;
   if (sqlite3_value_type(q) != SQLITE_TEXT || !sqlite3_value_text(q)) {
     snprintf(err, en, "the second argument must be the query, one SELECT as TEXT");
@@ -368,55 +371,31 @@ static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema 
   sqlite3_stmt *stmt = rdt_sql_prepare_select(db, (const char *)sqlite3_value_text(q), sqlite3_value_bytes(q),
                                               "the query", err, en);
   if (!stmt) return NULL;
-  *label_col = -1;
-  for (uint32_t j = 0; j < s->n_features; j++) col[j] = -1;
-  sqlite3_str *ig = sqlite3_str_new(db);
-  sqlite3_str_appendall(ig, ",\"ignored_columns\":[");
-  int n_ignored = 0, ok = 1;
-  for (int i = 0; ok && i < sqlite3_column_count(stmt); i++) {
-    const char *name = sqlite3_column_name(stmt, i);
-    if (!name) {
-      snprintf(err, en, "out of memory");
-      ok = 0;
-      break;
-    }
-    int *slot = NULL;
-    if (rdt_name_equal(name, label)) slot = label_col;
-    for (uint32_t j = 0; !slot && j < s->n_features; j++)
-      if (rdt_name_equal(name, s->features[j].name)) slot = &col[j];
-    if (!slot) { /* neither the label nor a feature: ignored (contract 4) */
-      if (n_ignored++) sqlite3_str_appendchar(ig, 1, ',');
-      rdt_sql_json_string(ig, name, strlen(name));
-      continue;
-    }
-    if (*slot >= 0) {
-      snprintf(err, en, "the query returns the column \"%.100s\" twice", name);
-      ok = 0;
-    }
-    *slot = i;
-  }
-  if (ok && *label_col < 0) {
-    snprintf(err, en, "the query returns no column \"%.100s\" with the true labels (name it with AS)", label);
-    ok = 0;
-  }
-  for (uint32_t j = 0; ok && j < s->n_features; j++)
-    if (col[j] < 0) {
-      snprintf(err, en, "the query returns no column for feature \"%.100s\" (name it with AS)", s->features[j].name);
-      ok = 0;
-    }
-  sqlite3_str_appendchar(ig, 1, ']');
-  char *text = sqlite3_str_finish(ig);
-  if (ok && !text) {
-    snprintf(err, en, "out of memory");
-    ok = 0;
-  }
-  if (!ok) {
-    sqlite3_free(text);
+  char *list = NULL;
+  if (!rdt_sql_bind_columns(stmt, s, &label, 1, label_col, col, &list, NULL, err, en)) {
     sqlite3_finalize(stmt);
     return NULL;
   }
-  *ignored = text;
+  if (*label_col < 0) {
+    snprintf(err, en, "the query returns no column \"%.100s\" with the true labels (%sname it with AS)", label, whose);
+    sqlite3_free(list);
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  *ignored = sqlite3_mprintf(",\"ignored_columns\":%s", list);
+  sqlite3_free(list);
+  if (!*ignored) {
+    snprintf(err, en, "out of memory");
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
   return stmt;
+}
+
+/* Where the label column's name came from, for a missing label's error. */
+static const char *model_label_whose(const rdt_model_handle *h) {
+  return strcmp(rdt_score_label(h), "label") == 0 ? "the model records no other label column; "
+                                                   : "the label column the model was trained with; ";
 }
 
 /* Sets the error of a query that failed while it ran. */
@@ -451,7 +430,8 @@ void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
   col = malloc(a.nf * sizeof *col);
   vals = malloc(a.nf * sizeof *vals);
   if (!col || !vals) goto nomem;
-  stmt = bind_query(db, argv[1], rdt_score_schema(h), "label", col, &label_col, &ignored, err, sizeof err);
+  stmt = bind_query(db, argv[1], rdt_score_schema(h), rdt_score_label(h), model_label_whose(h), col, &label_col,
+                    &ignored, err, sizeof err);
   if (!stmt) {
     rdt_sql_error(ctx, "rdt_evaluate", err);
     goto done;
@@ -479,13 +459,14 @@ done:
 typedef struct importance_options {
   uint32_t repeats;
   char label[RDT_MAX_NAME + 1];
+  int label_given;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
 } importance_options;
 
 static int importance_parse(int argc, sqlite3_value **argv, importance_options *o, char *err, size_t en) {
   o->repeats = IMPORTANCE_DEFAULT_REPEATS;
-  strcpy(o->label, "label");
+  o->label[0] = 0; /* none given: the model's own (rdt_score_label) */
   if (argc < 3) return 1;
   if (sqlite3_value_type(argv[2]) != SQLITE_TEXT || !sqlite3_value_text(argv[2])) {
     snprintf(err, en, "the third argument must be the options, a JSON object as TEXT");
@@ -522,6 +503,7 @@ static int importance_parse(int argc, sqlite3_value **argv, importance_options *
       ok = 0;
     } else {
       memcpy(o->label, j->string, j->string_len + 1);
+      o->label_given = 1;
     }
   }
   if (ok && (j = rdt_json_get(root, "seed"))) {
@@ -569,6 +551,7 @@ void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_importance");
   if (!h) return;
+  if (!o.label[0]) snprintf(o.label, sizeof o.label, "%s", rdt_score_label(h));
   const rdt_schema *s = rdt_score_schema(h);
   uint32_t nf = s->n_features;
   int regression = rdt_score_is_regression(h);
@@ -585,7 +568,8 @@ void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   x = malloc((nf + rdt_score_scratch(h)) * sizeof *x);
   imp = calloc(2 * (size_t)nf, sizeof *imp);
   if (!col || !vals || !x || !imp) goto nomem;
-  stmt = bind_query(db, argv[1], s, o.label, col, &label_col, &ignored, err, sizeof err);
+  stmt = bind_query(db, argv[1], s, o.label, o.label_given ? "" : model_label_whose(h), col, &label_col, &ignored,
+                    err, sizeof err);
   if (!stmt) {
     rdt_sql_error(ctx, "rdt_importance", err);
     goto done;
