@@ -185,6 +185,8 @@ void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
 void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* The rdt_proba table (sql_proba.c); holds a reference on conn, dropped by release. */
 int rdt_register_proba(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* The rdt_predictions table (sql_predictions.c); holds a reference on conn, dropped by release. */
+int rdt_register_predictions(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
