@@ -187,6 +187,9 @@ void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 int rdt_register_proba(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 /* The rdt_predictions table (sql_predictions.c); holds a reference on conn, dropped by release. */
 int rdt_register_predictions(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* The rdt_confusion and rdt_roc tables (sql_eval_tables.c); the caller holds
+** one reference on conn for them, they take a second. */
+int rdt_register_eval_tables(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
