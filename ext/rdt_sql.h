@@ -170,6 +170,10 @@ void rdt_train_final(sqlite3_context *ctx);
 void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_check_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_check_final(sqlite3_context *ctx);
+/* rdt_check(options, query)'s report, JSON text (sqlite3_free it), or NULL
+** with *rc SQLITE_ERROR (err: "<problem>", no function name), SQLITE_NOMEM
+** or SQLITE_INTERRUPT (sql_check.c). */
+char *rdt_check_run(sqlite3 *db, sqlite3_value *options, sqlite3_value *query, int *rc, char *err, size_t en);
 void rdt_features_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
@@ -197,6 +201,8 @@ void rdt_predict_batch_final(sqlite3_context *ctx);
 void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_median_final(sqlite3_context *ctx);
 int rdt_register_inspection(sqlite3 *db);
+/* The rdt_check_report table (sql_check_report.c). */
+int rdt_register_check_report(sqlite3 *db);
 void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_keypair_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
