@@ -509,22 +509,35 @@ def decode_learner_blob(blob):
     if flags & ~(_FLAG_LEARNER | _FLAG_SEEDED | _FLAG_NONPRIVATE | _FLAG_SIGNED | _FLAG_DOMAIN_FROM_ROWS):
         raise ModelError("invalid model: unknown header flags")
     signed = 1 if flags & _FLAG_SIGNED else 0
-    if n_sections not in (3 + signed, 4 + signed):
+    if not 3 + signed <= n_sections <= 5 + signed:
         raise ModelError("invalid model: wrong number of sections")
     r = _Bytes(body, _HEADER_BYTES)
-    want = ["PRIV", "SCHM", "UNIT", "LRNR", "SIGN"] if n_sections == 4 + signed else ["PRIV", "SCHM", "LRNR", "SIGN"]
-    out = {"seeded": bool(flags & _FLAG_SEEDED), "domain_from_rows": bool(flags & _FLAG_DOMAIN_FROM_ROWS),
-           "minor": version & 0xFFFF}
-    for i in range(n_sections):
+    # PRIV, SCHM, then UNIT (unit facts) and LABL (1.2: the label column's name) when present, LRNR,
+    # and SIGN when signed; LABL alone is optional (flags 0).
+    sections = []
+    for _ in range(n_sections):
         tag, sflags, length = r.take(4), r.u32(), r.u64()
         if length > r.left():
             raise ModelError("invalid model: section length out of bounds")
-        if sflags != 1:
+        if sflags != (0 if tag == b"LABL" else 1):
             raise ModelError("invalid model: section flags")
-        if tag != want[i].encode():
-            raise ModelError("invalid model: unexpected section %r" % tag.decode("latin-1"))
-        s = _Bytes(body, r.pos, r.pos + length)
+        sections.append((tag, r.pos, length))
         r.pos += length
+    tags = [t for t, _, _ in sections]
+    optional = [t for t in (b"UNIT", b"LABL") if t in tags]
+    want = [b"PRIV", b"SCHM"] + optional + [b"LRNR"] + ([b"SIGN"] if signed else [])
+    if b"LABL" in tags and version & 0xFFFF < 2:
+        raise ModelError("invalid model: a label section in a model before format 1.2")
+    for got, expected in zip(tags, want):
+        if got != expected:
+            raise ModelError("invalid model: unexpected section %r" % got.decode("latin-1"))
+    if len(tags) != len(want):
+        raise ModelError("invalid model: wrong number of sections")
+    out = {"seeded": bool(flags & _FLAG_SEEDED), "domain_from_rows": bool(flags & _FLAG_DOMAIN_FROM_ROWS),
+           "minor": version & 0xFFFF, "label": "label"}
+    for tag, pos, length in sections:
+        s = _Bytes(body, pos, pos + length)
+        r.pos = pos + length
         if tag == b"PRIV":
             mech, relation, eps_num, den, sens = s.u32(), s.u32(), s.u64(), s.u32(), s.u32()
             out["private"] = mech == 5
@@ -536,6 +549,8 @@ def decode_learner_blob(blob):
             out["features"], out["classes"] = _schema(s)
         elif tag == b"UNIT":
             s.pos = s.end  # the privacy unit: ε accounting only; SCHM already holds the bounds used
+        elif tag == b"LABL":
+            out["label"] = s.text()  # the label column's name; prediction does not need it
         elif tag == b"LRNR":
             lid, task, tmin, tmax = s.u32(), s.u32(), s.f64(), s.f64()
             if lid not in _LEARNERS or task not in (1, 2) or (len(out["classes"]) == 0) != (task == 2):

@@ -55,22 +55,30 @@ FROM models, json_each(rdt_info(model))
 WHERE name = 'banknote-eps1';
 
 -- 6. Use it: predicted class and class probabilities for a few held-out notes.
---    The model is fetched once into the shell parameter @m: a bound model is decoded once per
---    statement and costs nothing per row (a model read from a table inside the query works too,
---    as in step 9, but SQLite then copies the whole BLOB for every row).
+--    rdt_predictions(model, query) returns one row per row of the query, its first column as
+--    key, the features taken by name; it decodes the model once, even from a subquery.
+SELECT key AS note, predicted, probabilities
+FROM rdt_predictions((SELECT model FROM models WHERE name = 'banknote-eps1'), 'SELECT * FROM test ORDER BY note')
+LIMIT 5;
+--    Or by position, one call per row: fetch the model once into the shell parameter @m (a bound
+--    model is decoded once per statement; one read from a table inside the query is copied by
+--    SQLite into every call).
 .parameter init
 .parameter set @m "(SELECT model FROM models WHERE name = 'banknote-eps1')"
-SELECT note, label,
-       rdt_predict(@m, variance, skewness, curtosis, entropy) AS predicted,
-       rdt_predict_proba(@m, variance, skewness, curtosis, entropy) AS probabilities
+SELECT note, label, rdt_predict(@m, variance, skewness, curtosis, entropy) AS predicted
 FROM test
 ORDER BY note
 LIMIT 5;
 
--- 7. How good is it? Accuracy on the held-out rows, in plain SQL.
+-- 7. How good is it? Accuracy on the held-out rows, in plain SQL, then rdt_evaluate's metrics
+--    (its query's columns bound by name, as training's) and the confusion matrix as rows.
 SELECT count(*) AS test_rows,
        round(avg(rdt_predict(@m, variance, skewness, curtosis, entropy) = label), 3) AS accuracy
 FROM test;
+SELECT round(json_extract(e, '$.accuracy'), 3) AS accuracy, round(json_extract(e, '$.macro.f1'), 3) AS macro_f1,
+       round(json_extract(e, '$.auc'), 3) AS auc
+FROM (SELECT rdt_evaluate(@m, 'SELECT * FROM test') AS e);
+SELECT actual, predicted, n FROM rdt_confusion(@m, 'SELECT * FROM test');
 
 -- 8. For comparison only: "epsilon": null trains a NON-PRIVATE model on the exact counts.
 --    It shows what the privacy noise costs, but it protects nobody: never release it.
@@ -94,11 +102,8 @@ SELECT name,
 FROM models
 ORDER BY name;
 
--- 9. Both models side by side on the same held-out rows.
-SELECT m.name AS model, count(*) AS test_rows,
-       round(avg(rdt_predict(m.model, t.variance, t.skewness, t.curtosis, t.entropy) = t.label),
-             3) AS accuracy,
-       length(m.model) AS model_bytes
-FROM test t, models m
-GROUP BY m.name
-ORDER BY m.name;
+-- 9. Both models side by side on the same held-out rows (one rdt_evaluate per model).
+SELECT name AS model, json_extract(e, '$.evaluated') AS test_rows, round(json_extract(e, '$.accuracy'), 3) AS accuracy,
+       length(model) AS model_bytes
+FROM (SELECT name, model, rdt_evaluate(model, 'SELECT * FROM test') AS e FROM models)
+ORDER BY name;

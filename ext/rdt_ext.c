@@ -109,6 +109,23 @@ int sqlite3_rdt_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *p
     if (rc != SQLITE_OK && pzErrMsg) *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_proba: %s", sqlite3_errmsg(db));
   }
   if (rc == SQLITE_OK) {
+    conn->refs++;
+    rc = rdt_register_predictions(db, conn, conn_release);
+    if (rc != SQLITE_OK && pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_predictions: %s", sqlite3_errmsg(db));
+  }
+  if (rc == SQLITE_OK) {
+    conn->refs++;
+    rc = rdt_register_eval_tables(db, conn, conn_release);
+    if (rc != SQLITE_OK && pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_confusion and rdt_roc: %s", sqlite3_errmsg(db));
+  }
+  if (rc == SQLITE_OK) {
+    rc = rdt_register_check_report(db);
+    if (rc != SQLITE_OK && pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("rdt: cannot register rdt_check_report: %s", sqlite3_errmsg(db));
+  }
+  if (rc == SQLITE_OK) {
     rc = rdt_register_inspection(db);
     if (rc != SQLITE_OK && pzErrMsg)
       *pzErrMsg = sqlite3_mprintf("rdt: cannot register the inspection tables: %s", sqlite3_errmsg(db));

@@ -84,6 +84,8 @@ rdt_model_handle *rdt_model_lookup(rdt_conn *conn, sqlite3_value *v, int *rc, ch
 ** the release, the same rules as rdt_predict and rdt_predict_proba. */
 const rdt_schema *rdt_score_schema(const rdt_model_handle *h);
 int rdt_score_is_regression(const rdt_model_handle *h);
+/* The label column's name the model records ("label" when it records none). */
+const char *rdt_score_label(const rdt_model_handle *h);
 /* Doubles of scratch that rdt_score_class and rdt_score_proba need. */
 size_t rdt_score_scratch(const rdt_model_handle *h);
 /* Class probabilities (rdt_predict_proba's) into scratch[0 .. n_classes). */
@@ -124,6 +126,13 @@ void rdt_sql_result_class(sqlite3_context *ctx, const rdt_value *cls);
 ** returns NULL with "<what> does not prepare: ..." or "<what> must be one
 ** read-only SELECT" in err. */
 sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, const char *what, char *err, size_t en);
+/* stmt's result columns bound by name (sql_columns.c): roles[r] (NULL or
+** "": unused) to role_col[r] (-1: absent), feature j to col[j] (a missing
+** feature is an error); every other column ignored, listed in *ignored, a
+** JSON array of their names (sqlite3_free it), and counted in *n_ignored
+** (may be NULL). 0 with err, and nothing to free, on a mistake. */
+int rdt_sql_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *const *roles, int n_roles, int *role_col,
+                         int *col, char **ignored, int *n_ignored, char *err, size_t en);
 /* The end of an "options must be TEXT" error for an options argument v: a
 ** BLOB (readfile() returns one) is told how to CAST it, and for an
 ** aggregate (per_row) to do it in a scalar subquery, which SQLite evaluates
@@ -161,6 +170,10 @@ void rdt_train_final(sqlite3_context *ctx);
 void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_check_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_check_final(sqlite3_context *ctx);
+/* rdt_check(options, query)'s report, JSON text (sqlite3_free it), or NULL
+** with *rc SQLITE_ERROR (err: "<problem>", no function name), SQLITE_NOMEM
+** or SQLITE_INTERRUPT (sql_check.c). */
+char *rdt_check_run(sqlite3 *db, sqlite3_value *options, sqlite3_value *query, int *rc, char *err, size_t en);
 void rdt_features_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_proba_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
@@ -176,6 +189,11 @@ void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **arg
 void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* The rdt_proba table (sql_proba.c); holds a reference on conn, dropped by release. */
 int rdt_register_proba(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* The rdt_predictions table (sql_predictions.c); holds a reference on conn, dropped by release. */
+int rdt_register_predictions(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
+/* The rdt_confusion and rdt_roc tables (sql_eval_tables.c); the caller holds
+** one reference on conn for them, they take a second. */
+int rdt_register_eval_tables(sqlite3 *db, rdt_conn *conn, void (*release)(void *));
 void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_predict_batch_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
@@ -183,6 +201,8 @@ void rdt_predict_batch_final(sqlite3_context *ctx);
 void rdt_median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_median_final(sqlite3_context *ctx);
 int rdt_register_inspection(sqlite3 *db);
+/* The rdt_check_report table (sql_check_report.c). */
+int rdt_register_check_report(sqlite3 *db);
 void rdt_export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_import_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_keypair_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);

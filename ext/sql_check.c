@@ -14,7 +14,9 @@
 **   3. The same parameters as training, with the same errors, raised before
 **      any row is read: the options go through rdt_train_configure, the
 **      query through rdt_fit's own preparation and by-name binding
-**      (sql_fit.c), the aggregate's arity as rdt_train's. Nothing is built:
+**      (sql_fit.c: a column that is neither the label, a feature nor the
+**      unit is ignored, listed in "ignored_columns" and warned about), the
+**      aggregate's arity as rdt_train's. Nothing is built:
 **      RDT#'s public query is checked as training checks it (its declared
 **      tables, its program: sql_train.c, contract 4) but not run.
 **   4. Every row is judged by the helpers training calls (rdt_sql_class,
@@ -28,6 +30,11 @@
 **      CHECK_VALUE_BYTES), and running out of memory is the only failure.
 **   6. The aggregate sees its options with its first row, as rdt_train: an
 **      empty input is an error pointing to the query form.
+**   7. Each kind of per-feature warning (missing, clamped, `other`, TEXT
+**      that looks numeric) is said once: in its own sentence for one
+**      feature, in one sentence naming the features (the first
+**      GROUP_NAMED, then how many more) for several; each feature's counts
+**      stay in "features".
 */
 #include <math.h>
 #include <stdarg.h>
@@ -89,6 +96,10 @@ typedef struct check_state {
   ** whose unit is NULL (dropped too); training's bounded reading. */
   int has_unit;
   uint64_t units, units_over, capped, unit_null;
+  /* The query form's columns that are neither the label, a feature nor the
+  ** unit: a JSON array (sql_columns.c), NULL for the aggregate. */
+  char *ignored;
+  int n_ignored;
   rdt_median *grid; /* per feature with "bounds": "private": its numbers on bounds.h's grid, else unused */
   char forest_key[64]; /* a forest option that selected the RDT forest over "auto", or "" */
 } check_state;
@@ -111,6 +122,7 @@ static void check_free(check_state *st) {
   free(st->grid);
   free(st->f);
   free(st->per_class);
+  sqlite3_free(st->ignored);
   rdt_train_session_free(st->session);
   free(st);
 }
@@ -426,6 +438,52 @@ static void warn_with_example(sqlite3_str *w, const odd_list *l, const char *fmt
   sqlite3_free(msg);
 }
 
+/* A kind of per-feature warning, said once however many features it concerns
+** (a table .import-ed as TEXT has every feature "TEXT that looks numeric"):
+** one feature gets its own sentence, several one sentence naming them. */
+#define GROUP_NAMED 10 /* features named in a grouped sentence; the rest counted */
+typedef struct warn_group {
+  const char *says;   /* the grouped sentence: "%u features " + says + the list */
+  sqlite3_str *single; /* the first feature's own sentence (a JSON string) */
+  sqlite3_str *items;  /* "\"name\" (detail)", ... */
+  uint32_t n;
+} warn_group;
+
+/* Adds feature `name` to g: its own sentence (used when it stays alone) and
+** its item (name and detail) for the grouped one. */
+static void group_add(warn_group *g, const char *name, const char *detail, const char *fmt, ...) {
+  if (!g->single) g->single = sqlite3_str_new(NULL);
+  if (!g->items) g->items = sqlite3_str_new(NULL);
+  if (g->n == 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+    warn(g->single, "%s", m ? m : "(out of memory)");
+    sqlite3_free(m);
+  }
+  if (g->n < GROUP_NAMED) sqlite3_str_appendf(g->items, "%s\"%s\" (%s)", g->n ? ", " : "", name, detail);
+  g->n++;
+}
+
+/* Appends g's warning to w (nothing when no feature has it) and frees g. */
+static void group_emit(sqlite3_str *w, warn_group *g) {
+  char *single = g->single ? sqlite3_str_finish(g->single) : NULL;
+  char *items = g->items ? sqlite3_str_finish(g->items) : NULL;
+  if (g->n == 1 && single) {
+    if (sqlite3_str_length(w)) sqlite3_str_appendchar(w, 1, ',');
+    sqlite3_str_appendall(w, single);
+  } else if (g->n > 1) {
+    char more[64] = "";
+    if (g->n > GROUP_NAMED) sqlite3_snprintf((int)sizeof more, more, ", and %u more", g->n - GROUP_NAMED);
+    warn(w, "%u features %s: %s%s (each feature's counts are in \"features\")", g->n, g->says,
+         items ? items : "(out of memory)", more);
+  }
+  sqlite3_free(single);
+  sqlite3_free(items);
+  memset(g, 0, sizeof *g);
+}
+
 /* The lists still as rdt_features copied them from the rows. */
 static void copied_report(sqlite3_str *w, const rdt_schema *s) {
   if (!s->from_rows) return;
@@ -528,7 +586,8 @@ static char *check_report(check_state *st, const char *ledger) {
   sqlite3_str_appendf(o, ",\"task\":\"%s\",\"ignored_options\":[", fa->regression ? "regression" : "classification");
   if (ledger[0]) sqlite3_str_appendall(o, "\"ledger\"");
   if (fa->seeded) sqlite3_str_appendall(o, ledger[0] ? ",\"seed\"" : "\"seed\"");
-  sqlite3_str_appendf(o, "],\"rows\":{\"read\":%llu,\"kept\":%llu,\"dropped\":%llu", (unsigned long long)st->read,
+  sqlite3_str_appendf(o, "],\"ignored_columns\":%s", st->ignored ? st->ignored : "[]");
+  sqlite3_str_appendf(o, ",\"rows\":{\"read\":%llu,\"kept\":%llu,\"dropped\":%llu", (unsigned long long)st->read,
                       (unsigned long long)st->kept, (unsigned long long)dropped);
   if (fa->regression)
     sqlite3_str_appendf(o, ",\"dropped_target_null\":%llu,\"dropped_target_not_a_number\":%llu",
@@ -567,7 +626,12 @@ static char *check_report(check_state *st, const char *ledger) {
   }
   sqlite3_str_appendall(o, "},\"features\":[");
 
-  /* Warnings about the rows and the label. */
+  /* Warnings about the query, the rows and the label. */
+  if (st->n_ignored)
+    warn(w, "%d column%s of the query %s neither the label, a feature nor the unit: training ignores %s "
+         "(\"ignored_columns\": %s); add %s to \"features\" if you meant to train on %s", st->n_ignored,
+         st->n_ignored == 1 ? "" : "s", st->n_ignored == 1 ? "is" : "are", st->n_ignored == 1 ? "it" : "them",
+         st->ignored, st->n_ignored == 1 ? "it" : "them", st->n_ignored == 1 ? "it" : "them");
   if (st->read == 0) warn(w, "no rows were read (rdt_fit would return a model of noise alone)");
   if (fa->regression) {
     if (L->null + L->not_number)
@@ -603,6 +667,20 @@ static char *check_report(check_state *st, const char *ledger) {
       }
   }
 
+  /* Contract 7: each kind of feature warning said once. */
+  enum { G_MISSING, G_CLAMPED, G_TEXT_NUMBER, G_OTHER, G_TEXT_NOT_LISTED, G_TEXT_LISTED, N_GROUPS };
+  warn_group g[N_GROUPS] = {
+      {"have kept rows that are NULL or not a number, which take the midpoint of [min, max]", NULL, NULL, 0},
+      {"have kept rows outside [min, max], clamped to it", NULL, NULL, 0},
+      {"hold TEXT that looks numeric (.import makes every column TEXT): training reads it as numbers, but SQL compares "
+       "TEXT above every number, so a filter such as WHERE x > 200 keeps every such row; store them as REAL or "
+       "INTEGER, or CAST them in comparisons", NULL, NULL, 0},
+      {"send kept rows to the `other` bucket (NULL, or not in \"values\")", NULL, NULL, 0},
+      {"hold TEXT that looks numeric and is not in \"values\", not even read as numbers (TEXT '1.0' already matches "
+       "the value 1): list it if it is a category, else it goes to `other`", NULL, NULL, 0},
+      {"hold TEXT that looks numeric; it matched \"values\", but a typed column or a CAST avoids surprises", NULL, NULL,
+       0}};
+  char detail[96];
   for (uint32_t j = 0; j < s->n_features; j++) {
     const rdt_feature *ft = &s->features[j];
     column_stats *F = &st->f[j];
@@ -628,37 +706,65 @@ static char *check_report(check_state *st, const char *ledger) {
         json_share(o, clamped, st->kept);
       }
       odd_list_json(o, &F->odd, "values_not_numbers");
-      if (missing)
-        warn_with_example(w, &F->odd, "feature \"%s\": %llu kept rows (%.1f%%) are NULL (%llu) or not a number (%llu) "
-                          "and take the midpoint of [min, max]", ft->name, (unsigned long long)missing,
-                          pct(missing, st->kept), (unsigned long long)F->null, (unsigned long long)F->not_number);
-      if (clamped)
-        warn(w, "feature \"%s\": %llu kept rows (%.1f%%) lie outside [min, max] and are clamped to it (below: %llu, "
-             "above: %llu)", ft->name, (unsigned long long)clamped, pct(clamped, st->kept),
-             (unsigned long long)F->below, (unsigned long long)F->above);
-      if (F->text_numeric)
-        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric (.import makes every column TEXT): training "
-             "reads them as numbers, but SQL compares TEXT above every number, so a filter such as WHERE \"%s\" > 200 "
-             "keeps every such row; store the column as REAL or INTEGER, or CAST it in comparisons", ft->name,
-             (unsigned long long)F->text_numeric, ft->name);
+      if (missing) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu row%s, %.1f%%", (unsigned long long)missing,
+                         missing == 1 ? "" : "s", pct(missing, st->kept));
+        sqlite3_str *e = sqlite3_str_new(NULL);
+        example(e, &F->odd);
+        char *ex = sqlite3_str_finish(e);
+        group_add(&g[G_MISSING], ft->name, detail, "feature \"%s\": %llu kept rows (%.1f%%) are NULL (%llu) or not a "
+                  "number (%llu) and take the midpoint of [min, max]%s", ft->name, (unsigned long long)missing,
+                  pct(missing, st->kept), (unsigned long long)F->null, (unsigned long long)F->not_number,
+                  ex ? ex : "");
+        sqlite3_free(ex);
+      }
+      if (clamped) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu row%s, %.1f%%", (unsigned long long)clamped,
+                         clamped == 1 ? "" : "s", pct(clamped, st->kept));
+        group_add(&g[G_CLAMPED], ft->name, detail, "feature \"%s\": %llu kept rows (%.1f%%) lie outside [min, max] "
+                  "and are clamped to it (below: %llu, above: %llu)", ft->name, (unsigned long long)clamped,
+                  pct(clamped, st->kept), (unsigned long long)F->below, (unsigned long long)F->above);
+      }
+      if (F->text_numeric) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu value%s", (unsigned long long)F->text_numeric,
+                         F->text_numeric == 1 ? "" : "s");
+        group_add(&g[G_TEXT_NUMBER], ft->name, detail, "feature \"%s\": %llu values are TEXT that looks numeric "
+                  "(.import makes every column TEXT): training reads them as numbers, but SQL compares TEXT above every "
+                  "number, so a filter such as WHERE \"%s\" > 200 keeps every such row; store the column as REAL or "
+                  "INTEGER, or CAST it in comparisons", ft->name, (unsigned long long)F->text_numeric, ft->name);
+      }
     } else {
       sqlite3_str_appendf(o, ",\"not_in_values\":%llu,\"other\":%llu,\"other_share\":",
                           (unsigned long long)(F->other - F->null), (unsigned long long)F->other);
       json_share(o, F->other, st->kept);
       sqlite3_str_appendf(o, ",\"text_numeric_other\":%llu", (unsigned long long)F->text_numeric_odd);
       odd_list_json(o, &F->odd, "values_not_in_values");
-      if (F->other)
-        warn_with_example(w, &F->odd, "feature \"%s\": %llu kept rows (%.1f%%) go to the `other` bucket (NULL: %llu, "
-                          "not in \"values\": %llu)", ft->name, (unsigned long long)F->other,
-                          pct(F->other, st->kept), (unsigned long long)F->null,
-                          (unsigned long long)(F->other - F->null));
-      if (F->text_numeric_odd)
-        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric and are not in \"values\", not even read as "
-             "numbers (TEXT '1.0' already matches the value 1): list them if they are categories, else they go to "
-             "`other`", ft->name, (unsigned long long)F->text_numeric_odd);
-      else if (F->text_numeric)
-        warn(w, "feature \"%s\": %llu values are TEXT that looks numeric; they matched \"values\", but a typed "
-             "column or a CAST avoids surprises", ft->name, (unsigned long long)F->text_numeric);
+      if (F->other) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu row%s, %.1f%%", (unsigned long long)F->other,
+                         F->other == 1 ? "" : "s", pct(F->other, st->kept));
+        sqlite3_str *e = sqlite3_str_new(NULL);
+        example(e, &F->odd);
+        char *ex = sqlite3_str_finish(e);
+        group_add(&g[G_OTHER], ft->name, detail, "feature \"%s\": %llu kept rows (%.1f%%) go to the `other` bucket "
+                  "(NULL: %llu, not in \"values\": %llu)%s", ft->name, (unsigned long long)F->other,
+                  pct(F->other, st->kept), (unsigned long long)F->null, (unsigned long long)(F->other - F->null),
+                  ex ? ex : "");
+        sqlite3_free(ex);
+      }
+      if (F->text_numeric_odd) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu value%s", (unsigned long long)F->text_numeric_odd,
+                         F->text_numeric_odd == 1 ? "" : "s");
+        group_add(&g[G_TEXT_NOT_LISTED], ft->name, detail, "feature \"%s\": %llu values are TEXT that looks numeric "
+                  "and are not in \"values\", not even read as numbers (TEXT '1.0' already matches the value 1): list "
+                  "them if they are categories, else they go to `other`", ft->name,
+                  (unsigned long long)F->text_numeric_odd);
+      } else if (F->text_numeric) {
+        sqlite3_snprintf((int)sizeof detail, detail, "%llu value%s", (unsigned long long)F->text_numeric,
+                         F->text_numeric == 1 ? "" : "s");
+        group_add(&g[G_TEXT_LISTED], ft->name, detail, "feature \"%s\": %llu values are TEXT that looks numeric; they "
+                  "matched \"values\", but a typed column or a CAST avoids surprises", ft->name,
+                  (unsigned long long)F->text_numeric);
+      }
     }
     sqlite3_str_appendchar(o, 1, '}');
     /* Swapped? The label's values mostly miss its own rule but fit this
@@ -673,6 +779,7 @@ static char *check_report(check_state *st, const char *ledger) {
            pct(F->fits_label, F->nonnull), fa->regression ? "\"target\"" : "\"classes\"");
   }
   sqlite3_str_appendall(o, "]");
+  for (int k = 0; k < N_GROUPS; k++) group_emit(w, &g[k]);
 
   if (fa->max_rows && st->kept > fa->max_rows)
     warn(w, "DiPriMe trains on a uniform random sample of \"max_rows\" (%llu) of the %llu kept rows",
@@ -713,22 +820,21 @@ static void result_report(sqlite3_context *ctx, check_state *st) {
 
 /* ---- rdt_check(options, query) ------------------------------------------------- */
 
-void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  char err[512] = "";
+char *rdt_check_run(sqlite3 *db, sqlite3_value *options, sqlite3_value *query, int *rc, char *err, size_t en) {
   sqlite3_stmt *stmt = NULL;
   sqlite3_value **vals = NULL;
-  int *col = NULL, label_col = -1, rc = SQLITE_DONE, ok = 0;
+  int *col = NULL, label_col = -1, ok = 0;
+  char *json = NULL;
   rdt_unit_reader rd;
   memset(&rd, 0, sizeof rd);
-  check_state *st = check_new(db, argv[0], err, sizeof err);
-  if (!st || !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err))) goto done;
+  *rc = SQLITE_ERROR;
+  check_state *st = check_new(db, options, err, en);
+  if (!st || !(stmt = rdt_fit_prepare_query(db, query, err, en))) goto done;
   uint32_t nf = st->schema->n_features;
-  col = malloc(nf * sizeof *col);
-  vals = malloc(nf * sizeof *vals);
+  col = malloc((nf ? nf : 1) * sizeof *col);
+  vals = malloc((nf ? nf : 1) * sizeof *vals);
   if (!col || !vals) {
-    snprintf(err, sizeof err, "out of memory");
+    *rc = SQLITE_NOMEM;
     goto done;
   }
   /* A "privacy_unit" column is bound (so the query may carry it) and not
@@ -737,37 +843,48 @@ void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const rdt_unit *unit = rdt_train_unit(st->session);
   int unit_col = -1;
   if (!rdt_fit_bind_columns(stmt, st->schema, rdt_train_label_name(st->session), unit->column, &label_col, &unit_col,
-                            col, err, sizeof err) ||
-      (unit_col >= 0 && !rdt_unit_count_null(db, stmt, unit_col, &st->unit_null, err, sizeof err)))
+                            col, &st->ignored, err, en) ||
+      (unit_col >= 0 && !rdt_unit_count_null(db, stmt, unit_col, &st->unit_null, err, en)))
     goto done;
   st->has_unit = unit_col >= 0;
-  ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, sizeof err);
+  st->n_ignored = sqlite3_column_count(stmt) - 1 - (int)nf - st->has_unit; /* each bound once */
+  ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, en);
   stmt = NULL; /* the reader's now */
   if (!ok) goto done;
   ok = 0;
   rdt_unit_reader_start(&rd, rdt_train_seed_key(st->session), "unit-bound-check");
-  while (!st->oom && rdt_unit_reader_step(&rd, db, err, sizeof err)) {
+  while (!st->oom && rdt_unit_reader_step(&rd, db, err, en)) {
     for (uint32_t j = 0; j < nf; j++) vals[j] = sqlite3_column_value(rd.stmt, col[j]);
     check_row(st, sqlite3_column_value(rd.stmt, label_col), vals);
   }
-  rc = rd.rc;
-  if (!st->oom && rc != SQLITE_DONE) {
-    if (rc != SQLITE_INTERRUPT) snprintf(err, sizeof err, "the query failed while it ran: %s", sqlite3_errmsg(db));
+  if (!st->oom && rd.rc != SQLITE_DONE) {
+    if (rd.rc == SQLITE_INTERRUPT) *rc = SQLITE_INTERRUPT;
+    else snprintf(err, en, "the query failed while it ran: %s", sqlite3_errmsg(db));
     goto done;
   }
   st->units = rd.units;
   st->units_over = rd.over;
   st->capped = rd.capped;
-  ok = 1;
+  json = st->oom ? NULL : check_report(st, rdt_train_ledger(st->session));
+  *rc = json ? SQLITE_OK : SQLITE_NOMEM;
 done:
   rdt_unit_reader_close(&rd);
   sqlite3_finalize(stmt);
   free(vals);
   free(col);
-  if (ok) result_report(ctx, st);
-  else if (rc == SQLITE_INTERRUPT) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
-  else rdt_sql_error(ctx, "rdt_check", err);
   check_free(st);
+  return json;
+}
+
+void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  char err[512] = "";
+  int rc;
+  char *json = rdt_check_run(sqlite3_context_db_handle(ctx), argv[0], argv[1], &rc, err, sizeof err);
+  if (json) sqlite3_result_text(ctx, json, -1, sqlite3_free);
+  else if (rc == SQLITE_ERROR) rdt_sql_error(ctx, "rdt_check", err);
+  else if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_error_code(ctx, rc);
 }
 
 /* ---- the aggregate rdt_check(options, label, x1, ..., xk) ------------------------- */

@@ -1,6 +1,7 @@
 /*
 ** sql_evaluate.c - how well a released model does on the caller's own
-** labelled rows:
+** labelled rows (the row-by-row metrics are shared through sql_evaluate.h
+** with the tables of sql_eval_tables.c):
 **
 **   rdt_evaluate(model, label, x1, ..., xk)   aggregate, features by position
 **   rdt_evaluate(model, query)                the query's columns bound by name
@@ -18,7 +19,11 @@
 **      non-numeric, NaN or infinite) is skipped and counted in "skipped".
 **   3. Classification: accuracy (of rdt_predict's class), the confusion
 **      matrix (rows: true class, columns: predicted, in the order of
-**      "classes"; omitted above EVAL_MAX_CONFUSION classes), log-loss (of
+**      "classes", as "confusion_axes" says; null above EVAL_MAX_CONFUSION
+**      classes), per class its rows, the rows predicted as it, precision
+**      (null when never predicted), recall (null without a row of it) and
+**      F1 = 2 tp / (rows + predicted), and their macro averages over the
+**      classes where each is defined, log-loss (of
 **      rdt_predict_proba's probability of the true class, floored at
 **      1e-15), the Brier score, a reliability table (EVAL_BINS equal bins
 **      of the top class's probability: its mean against the share of rows
@@ -29,8 +34,10 @@
 **      without any evaluated row is null.
 **   4. The query forms take one read-only query (rdt_sql_prepare_select).
 **      Every feature the model records is the column of its name (ASCII
-**      case ignored, as rdt_fit), the true label is the column "label"
-**      (rdt_importance: options.label); a missing one is an error naming it
+**      case ignored, as rdt_fit: sql_columns.c), the true label is the
+**      column the model records as its label (its "label" option at
+**      training; "label" when it records none; rdt_importance's
+**      options.label overrides it); a missing one is an error naming it
 **      before any row is read; any other column is ignored and listed in
 **      "ignored_columns". A model with a feature named like the label
 **      column needs the aggregate form.
@@ -54,36 +61,17 @@
 #include "core/json.h"
 #include "core/model.h"
 #include "core/options.h"
-#include "rdt_sql.h"
+#include "sql_evaluate.h"
 
-#define EVAL_BINS 10
-#define EVAL_MAX_CONFUSION 256
 #define EVAL_LOG_FLOOR 1e-15
 #define IMPORTANCE_DEFAULT_REPEATS 5
 #define IMPORTANCE_MAX_REPEATS 100
 
 /* ---- the metrics, row by row ----------------------------------------------- */
 
-typedef struct eval_acc {
-  rdt_model_handle *h; /* a reference */
-  int regression;
-  uint32_t nf, C;
-  double *xs; /* nf values, then the scoring scratch */
-  sqlite3_int64 rows, skipped, n;
-  /* classification */
-  uint64_t correct;
-  uint64_t *confusion; /* C x C, or NULL above EVAL_MAX_CONFUSION */
-  double log_loss, brier;
-  double bin_n[EVAL_BINS], bin_conf[EVAL_BINS], bin_hit[EVAL_BINS];
-  double *score[2]; /* two classes: the second class's probability, by true class */
-  size_t n_score[2], cap_score[2];
-  /* regression */
-  double sum_abs, sum_sq, mean_y, m2_y;
-  int oom;
-} eval_acc;
 
-/* Takes the reference h. Returns 0 when memory runs out (acc_free still). */
-static int acc_start(eval_acc *a, rdt_model_handle *h) {
+/* sql_evaluate.h. */
+int rdt_eval_start(eval_acc *a, rdt_model_handle *h) {
   memset(a, 0, sizeof *a);
   a->h = h;
   a->regression = rdt_score_is_regression(h);
@@ -91,6 +79,10 @@ static int acc_start(eval_acc *a, rdt_model_handle *h) {
   a->C = rdt_score_schema(h)->n_classes;
   a->xs = malloc((a->nf + rdt_score_scratch(h)) * sizeof *a->xs);
   if (!a->xs) return 0;
+  if (!a->regression) {
+    a->per_class = calloc(3 * (size_t)a->C, sizeof *a->per_class);
+    if (!a->per_class) return 0;
+  }
   if (!a->regression && a->C <= EVAL_MAX_CONFUSION) {
     a->confusion = calloc((size_t)a->C * a->C, sizeof *a->confusion);
     if (!a->confusion) return 0;
@@ -98,10 +90,11 @@ static int acc_start(eval_acc *a, rdt_model_handle *h) {
   return 1;
 }
 
-static void acc_free(eval_acc *a) {
+void rdt_eval_free(eval_acc *a) {
   rdt_model_release(a->h);
   free(a->xs);
   free(a->confusion);
+  free(a->per_class);
   free(a->score[0]);
   free(a->score[1]);
   memset(a, 0, sizeof *a);
@@ -122,7 +115,7 @@ static void push_score(eval_acc *a, int k, double x) {
 }
 
 /* One row whose features are already in a->xs. */
-static void acc_row(eval_acc *a, sqlite3_value *label, rdt_rng *coin) {
+void rdt_eval_row(eval_acc *a, sqlite3_value *label, rdt_rng *coin) {
   a->rows++;
   double *scratch = a->xs + a->nf;
   if (a->regression) {
@@ -149,6 +142,9 @@ static void acc_row(eval_acc *a, sqlite3_value *label, rdt_rng *coin) {
   a->n++;
   a->correct += pred == (uint32_t)cls;
   if (a->confusion) a->confusion[(size_t)cls * a->C + pred]++;
+  a->per_class[3 * (size_t)cls]++;      /* rows of the class */
+  a->per_class[3 * (size_t)pred + 1]++; /* rows predicted as it */
+  a->per_class[3 * (size_t)cls + 2] += pred == (uint32_t)cls;
   double p = scratch[cls];
   a->log_loss -= log(p > EVAL_LOG_FLOOR ? p : EVAL_LOG_FLOOR);
   uint32_t top = 0;
@@ -171,12 +167,16 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+void rdt_eval_sort_scores(eval_acc *a) {
+  for (int k = 0; k < 2; k++)
+    if (a->n_score[k]) qsort(a->score[k], a->n_score[k], sizeof(double), cmp_double);
+}
+
 /* P(score of a positive > score of a negative) + P(equal) / 2 (Mann-Whitney). */
 static double auc(eval_acc *a) {
   size_t np = a->n_score[1], nn = a->n_score[0];
   if (!np || !nn) return NAN;
-  qsort(a->score[0], nn, sizeof(double), cmp_double);
-  qsort(a->score[1], np, sizeof(double), cmp_double);
+  rdt_eval_sort_scores(a);
   double wins = 0;
   size_t below = 0, upto = 0; /* negatives < s, negatives <= s */
   for (size_t i = 0; i < np; i++) {
@@ -192,6 +192,40 @@ static double auc(eval_acc *a) {
 static void json_number(sqlite3_str *o, double x) { rdt_sql_json_double(o, x); } /* null unless finite */
 
 static double ratio(double num, sqlite3_int64 den) { return den > 0 ? num / (double)den : NAN; }
+
+/* ,"confusion_axes" and, per class and macro-averaged over the classes where
+** each is defined, precision (null: never predicted), recall (null: no row
+** of the class) and F1 = 2 tp / (rows + predicted) (null: neither). */
+static void per_class_json(sqlite3_str *o, const eval_acc *a, const rdt_schema *s) {
+  double sum[3] = {0, 0, 0};
+  uint32_t defined[3] = {0, 0, 0};
+  sqlite3_str_appendall(o, ",\"confusion_axes\":[\"actual\",\"predicted\"],\"per_class\":[");
+  for (uint32_t c = 0; c < a->C; c++) {
+    const uint64_t *k = a->per_class + 3 * (size_t)c; /* rows, predicted, true positives */
+    double m[3] = {k[1] ? (double)k[2] / (double)k[1] : NAN, k[0] ? (double)k[2] / (double)k[0] : NAN,
+                   k[0] + k[1] ? 2.0 * (double)k[2] / (double)(k[0] + k[1]) : NAN};
+    sqlite3_str_appendall(o, c ? ",{\"class\":" : "{\"class\":");
+    rdt_sql_json_value(o, &s->classes[c]);
+    sqlite3_str_appendf(o, ",\"rows\":%llu,\"predicted\":%llu", (unsigned long long)k[0], (unsigned long long)k[1]);
+    static const char *const name[3] = {"precision", "recall", "f1"};
+    for (int i = 0; i < 3; i++) {
+      sqlite3_str_appendf(o, ",\"%s\":", name[i]);
+      json_number(o, m[i]);
+      if (m[i] == m[i]) {
+        sum[i] += m[i];
+        defined[i]++;
+      }
+    }
+    sqlite3_str_appendchar(o, 1, '}');
+  }
+  sqlite3_str_appendall(o, "],\"macro\":{\"precision\":");
+  json_number(o, defined[0] ? sum[0] / defined[0] : NAN);
+  sqlite3_str_appendall(o, ",\"recall\":");
+  json_number(o, defined[1] ? sum[1] / defined[1] : NAN);
+  sqlite3_str_appendall(o, ",\"f1\":");
+  json_number(o, defined[2] ? sum[2] / defined[2] : NAN);
+  sqlite3_str_appendchar(o, 1, '}');
+}
 
 /* The document of contract 3; `extra` (may be NULL) is appended as members. */
 static void acc_result(sqlite3_context *ctx, eval_acc *a, const char *extra) {
@@ -241,6 +275,7 @@ static void acc_result(sqlite3_context *ctx, eval_acc *a, const char *extra) {
       }
       sqlite3_str_appendchar(o, 1, ']');
     }
+    per_class_json(o, a, s);
     double ece = 0;
     for (int b = 0; b < EVAL_BINS; b++)
       if (a->bin_n[b] > 0) ece += fabs(a->bin_hit[b] - a->bin_conf[b]); /* n_b |acc_b - conf_b| */
@@ -309,7 +344,7 @@ void rdt_evaluate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       return;
     }
     *slot = a;
-    if (!acc_start(a, h)) {
+    if (!rdt_eval_start(a, h)) {
       a->oom = 1;
       return;
     }
@@ -330,7 +365,7 @@ void rdt_evaluate_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   rdt_sql_features(rdt_score_schema(a->h), argv + 2, a->xs);
-  acc_row(a, argv[1], &conn->coin);
+  rdt_eval_row(a, argv[1], &conn->coin);
 }
 
 void rdt_evaluate_final(sqlite3_context *ctx) {
@@ -342,17 +377,18 @@ void rdt_evaluate_final(sqlite3_context *ctx) {
   eval_acc *a = *slot;
   if (a->h && a->xs) acc_result(ctx, a, NULL);
   else sqlite3_result_error_nomem(ctx);
-  acc_free(a);
+  rdt_eval_free(a);
   free(a);
 }
 
 /* ---- the query forms ---------------------------------------------------------- */
 
-/* The query, bound by name (contract 4): col[j] for feature j, *label_col,
-** and the other columns as the member ,"ignored_columns":[...] (*ignored,
-** sqlite3_malloc'd). Returns the statement, or NULL with err. */
-static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema *s, const char *label, int *col,
-                                int *label_col, char **ignored, char *err, size_t en) {
+/* The query, bound by name (contract 4; sql_columns.c): col[j] for feature
+** j, *label_col (whose: where the name comes from, for the error), and the
+** other columns as the member ,"ignored_columns":[...]
+** (*ignored, sqlite3_malloc'd). Returns the statement, or NULL with err. */
+static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema *s, const char *label, const char *whose,
+                                int *col, int *label_col, char **ignored, char *err, size_t en) {
   *ignored = NULL;
   if (sqlite3_value_type(q) != SQLITE_TEXT || !sqlite3_value_text(q)) {
     snprintf(err, en, "the second argument must be the query, one SELECT as TEXT");
@@ -368,55 +404,31 @@ static sqlite3_stmt *bind_query(sqlite3 *db, sqlite3_value *q, const rdt_schema 
   sqlite3_stmt *stmt = rdt_sql_prepare_select(db, (const char *)sqlite3_value_text(q), sqlite3_value_bytes(q),
                                               "the query", err, en);
   if (!stmt) return NULL;
-  *label_col = -1;
-  for (uint32_t j = 0; j < s->n_features; j++) col[j] = -1;
-  sqlite3_str *ig = sqlite3_str_new(db);
-  sqlite3_str_appendall(ig, ",\"ignored_columns\":[");
-  int n_ignored = 0, ok = 1;
-  for (int i = 0; ok && i < sqlite3_column_count(stmt); i++) {
-    const char *name = sqlite3_column_name(stmt, i);
-    if (!name) {
-      snprintf(err, en, "out of memory");
-      ok = 0;
-      break;
-    }
-    int *slot = NULL;
-    if (rdt_name_equal(name, label)) slot = label_col;
-    for (uint32_t j = 0; !slot && j < s->n_features; j++)
-      if (rdt_name_equal(name, s->features[j].name)) slot = &col[j];
-    if (!slot) { /* neither the label nor a feature: ignored (contract 4) */
-      if (n_ignored++) sqlite3_str_appendchar(ig, 1, ',');
-      rdt_sql_json_string(ig, name, strlen(name));
-      continue;
-    }
-    if (*slot >= 0) {
-      snprintf(err, en, "the query returns the column \"%.100s\" twice", name);
-      ok = 0;
-    }
-    *slot = i;
-  }
-  if (ok && *label_col < 0) {
-    snprintf(err, en, "the query returns no column \"%.100s\" with the true labels (name it with AS)", label);
-    ok = 0;
-  }
-  for (uint32_t j = 0; ok && j < s->n_features; j++)
-    if (col[j] < 0) {
-      snprintf(err, en, "the query returns no column for feature \"%.100s\" (name it with AS)", s->features[j].name);
-      ok = 0;
-    }
-  sqlite3_str_appendchar(ig, 1, ']');
-  char *text = sqlite3_str_finish(ig);
-  if (ok && !text) {
-    snprintf(err, en, "out of memory");
-    ok = 0;
-  }
-  if (!ok) {
-    sqlite3_free(text);
+  char *list = NULL;
+  if (!rdt_sql_bind_columns(stmt, s, &label, 1, label_col, col, &list, NULL, err, en)) {
     sqlite3_finalize(stmt);
     return NULL;
   }
-  *ignored = text;
+  if (*label_col < 0) {
+    snprintf(err, en, "the query returns no column \"%.100s\" with the true labels (%sname it with AS)", label, whose);
+    sqlite3_free(list);
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
+  *ignored = sqlite3_mprintf(",\"ignored_columns\":%s", list);
+  sqlite3_free(list);
+  if (!*ignored) {
+    snprintf(err, en, "out of memory");
+    sqlite3_finalize(stmt);
+    return NULL;
+  }
   return stmt;
+}
+
+/* Where the label column's name came from, for a missing label's error. */
+static const char *model_label_whose(const rdt_model_handle *h) {
+  return strcmp(rdt_score_label(h), "label") == 0 ? "the model records no other label column; "
+                                                   : "the label column the model was trained with; ";
 }
 
 /* Sets the error of a query that failed while it ran. */
@@ -435,43 +447,58 @@ static void query_failed(sqlite3_context *ctx, const char *fn, int rc) {
   sqlite3_free(m);
 }
 
+int rdt_eval_query(sqlite3 *db, rdt_conn *conn, eval_acc *a, sqlite3_value *query, char **ignored, char *err,
+                   size_t en) {
+  const rdt_schema *s = rdt_score_schema(a->h);
+  int *col = malloc((a->nf ? a->nf : 1) * sizeof *col), label_col = -1, rc = SQLITE_NOMEM;
+  sqlite3_value **vals = malloc((a->nf ? a->nf : 1) * sizeof *vals);
+  sqlite3_stmt *stmt = NULL;
+  *ignored = NULL;
+  if (!col || !vals) goto done;
+  stmt = bind_query(db, query, s, rdt_score_label(a->h), model_label_whose(a->h), col, &label_col, ignored, err, en);
+  if (!stmt) {
+    rc = SQLITE_ERROR;
+    goto done;
+  }
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && !a->oom) {
+    for (uint32_t j = 0; j < a->nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);
+    rdt_sql_features(s, vals, a->xs);
+    rdt_eval_row(a, sqlite3_column_value(stmt, label_col), &conn->coin);
+  }
+  if (a->oom) rc = SQLITE_NOMEM;
+  else if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  else if (rc != SQLITE_INTERRUPT && rc != SQLITE_NOMEM) {
+    snprintf(err, en, "the query failed while it ran: %s", sqlite3_errmsg(db));
+    rc = SQLITE_ERROR;
+  }
+done:
+  if (rc != SQLITE_OK) {
+    sqlite3_free(*ignored);
+    *ignored = NULL;
+  }
+  sqlite3_finalize(stmt);
+  free(col);
+  free(vals);
+  return rc;
+}
+
 void rdt_evaluate_query_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  rdt_conn *conn = sqlite3_user_data(ctx);
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_evaluate");
   if (!h) return;
   h->refs++; /* the accumulator's own reference */
   eval_acc a;
   char err[512] = "", *ignored = NULL;
-  sqlite3_stmt *stmt = NULL;
-  sqlite3_value **vals = NULL;
-  int *col = NULL, label_col = -1, rc = SQLITE_DONE;
-  if (!acc_start(&a, h)) goto nomem;
-  col = malloc(a.nf * sizeof *col);
-  vals = malloc(a.nf * sizeof *vals);
-  if (!col || !vals) goto nomem;
-  stmt = bind_query(db, argv[1], rdt_score_schema(h), "label", col, &label_col, &ignored, err, sizeof err);
-  if (!stmt) {
-    rdt_sql_error(ctx, "rdt_evaluate", err);
-    goto done;
-  }
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && !a.oom) {
-    for (uint32_t j = 0; j < a.nf; j++) vals[j] = sqlite3_column_value(stmt, col[j]);
-    rdt_sql_features(rdt_score_schema(h), vals, a.xs);
-    acc_row(&a, sqlite3_column_value(stmt, label_col), &conn->coin);
-  }
-  if (rc != SQLITE_DONE && !a.oom) query_failed(ctx, "rdt_evaluate", rc);
-  else acc_result(ctx, &a, ignored);
-  goto done;
-nomem:
-  sqlite3_result_error_nomem(ctx);
-done:
-  sqlite3_finalize(stmt);
+  int rc = rdt_eval_start(&a, h)
+               ? rdt_eval_query(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), &a, argv[1], &ignored, err,
+                                sizeof err)
+               : SQLITE_NOMEM;
+  if (rc == SQLITE_OK) acc_result(ctx, &a, ignored);
+  else if (rc == SQLITE_ERROR) rdt_sql_error(ctx, "rdt_evaluate", err);
+  else if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(ctx);
+  else sqlite3_result_error_code(ctx, rc);
   sqlite3_free(ignored);
-  free(col);
-  free(vals);
-  acc_free(&a);
+  rdt_eval_free(&a);
 }
 
 /* ---- rdt_importance(model, query [, options]) ---------------------------------- */
@@ -479,13 +506,14 @@ done:
 typedef struct importance_options {
   uint32_t repeats;
   char label[RDT_MAX_NAME + 1];
+  int label_given;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
 } importance_options;
 
 static int importance_parse(int argc, sqlite3_value **argv, importance_options *o, char *err, size_t en) {
   o->repeats = IMPORTANCE_DEFAULT_REPEATS;
-  strcpy(o->label, "label");
+  o->label[0] = 0; /* none given: the model's own (rdt_score_label) */
   if (argc < 3) return 1;
   if (sqlite3_value_type(argv[2]) != SQLITE_TEXT || !sqlite3_value_text(argv[2])) {
     snprintf(err, en, "the third argument must be the options, a JSON object as TEXT%s", rdt_sql_blob_hint(argv[2], 0));
@@ -522,6 +550,7 @@ static int importance_parse(int argc, sqlite3_value **argv, importance_options *
       ok = 0;
     } else {
       memcpy(o->label, j->string, j->string_len + 1);
+      o->label_given = 1;
     }
   }
   if (ok && (j = rdt_json_get(root, "seed"))) {
@@ -569,6 +598,7 @@ void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   rdt_model_handle *h = rdt_model_get(ctx, argv[0], 0, "rdt_importance");
   if (!h) return;
+  if (!o.label[0]) snprintf(o.label, sizeof o.label, "%s", rdt_score_label(h));
   const rdt_schema *s = rdt_score_schema(h);
   uint32_t nf = s->n_features;
   int regression = rdt_score_is_regression(h);
@@ -585,7 +615,8 @@ void rdt_importance_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   x = malloc((nf + rdt_score_scratch(h)) * sizeof *x);
   imp = calloc(2 * (size_t)nf, sizeof *imp);
   if (!col || !vals || !x || !imp) goto nomem;
-  stmt = bind_query(db, argv[1], s, o.label, col, &label_col, &ignored, err, sizeof err);
+  stmt = bind_query(db, argv[1], s, o.label, o.label_given ? "" : model_label_whose(h), col, &label_col, &ignored,
+                    err, sizeof err);
   if (!stmt) {
     rdt_sql_error(ctx, "rdt_importance", err);
     goto done;

@@ -49,6 +49,10 @@ static void export_learned(rdt_bytes *o, const rdt_learned *m, const unsigned ch
   rdt_json_put_classes(o, &m->schema);
   rdt_bytes_text(o, ",\"features\":");
   rdt_json_put_features(o, &m->schema);
+  if (rdt_model_has_label(m->label)) { /* for people: the model_hex holds it */
+    rdt_bytes_text(o, ",\"label\":");
+    rdt_json_put_string(o, m->label, strlen(m->label));
+  }
   rdt_bytes_text(o, ",\"model_hex\":");
   rdt_json_put_hex(o, bytes, size);
   rdt_json_put_char(o, '}');

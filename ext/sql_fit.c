@@ -4,18 +4,22 @@
 **
 ** Contract:
 **   1. Both arguments are parameters. Mistakes in them (options, a query
-**      that does not prepare, is not one read-only statement, or lacks or
-**      adds a column) are errors raised before any row is read.
+**      that does not prepare, is not one read-only statement, lacks a column
+**      or returns one twice) are errors raised before any row is read.
 **   2. The ledger named in the options is charged, and the charge committed,
 **      after those checks and before the query's first step: an empty result,
 **      a result of any size and an error while the query runs all cost the
 **      same ε.
 **   3. An empty result is not an error: rdt_fit returns a model of noise
 **      alone, dp_quantile a draw of the mechanism.
-**   4. rdt_fit binds result columns by name: "label" (or options.label) is
-**      the label, and every feature is the column of its name (case
-**      ignored, as SQL does), in any order. dp_quantile reads the query's
-**      only column.
+**   4. rdt_fit binds result columns by name (sql_columns.c): "label" (or
+**      options.label) is the label, and every feature is the column of its
+**      name (case ignored, as SQL does), in any order. Any other column is
+**      ignored, as rdt_check and rdt_evaluate ignore it, and named in the
+**      ledger's request ("ignored_columns"), so one SELECT * with an id
+**      serves all three; a feature without its column is still an error.
+**      What is ignored follows from the column names, before any row.
+**      dp_quantile reads the query's only column.
 **   5. Row values follow the data-independent rules of sql/reference.md;
 **      they never cause an error.
 **   6. With "privacy_unit" (both functions) the unit column is bound by name
@@ -77,49 +81,24 @@ sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, 
 /* ---- rdt_fit ---------------------------------------------------------------- */
 
 /* Maps result columns to the label (*label_col), the features (col[j]) and
-** the unit column (*unit_col; unit "": none, -1). */
+** the unit column (*unit_col; unit "": none, -1) by name (sql_columns.c);
+** the other columns are ignored and listed in *ignored (contract 4). */
 int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, const char *unit, int *label_col,
-                         int *unit_col, int *col, char *err, size_t en) {
-  int n = sqlite3_column_count(stmt);
-  *label_col = *unit_col = -1;
-  for (uint32_t j = 0; j < s->n_features; j++) col[j] = -1;
-  for (int i = 0; i < n; i++) {
-    const char *name = sqlite3_column_name(stmt, i);
-    if (!name) {
-      snprintf(err, en, "out of memory");
-      return 0;
-    }
-    int *slot = NULL;
-    if (rdt_name_equal(name, label)) slot = label_col;
-    if (!slot && unit[0] && rdt_name_equal(name, unit)) slot = unit_col;
-    for (uint32_t j = 0; !slot && j < s->n_features; j++)
-      if (rdt_name_equal(name, s->features[j].name)) slot = &col[j];
-    if (!slot) {
-      snprintf(err, en, "the query returns a column \"%.100s\" that is neither the label (\"%.100s\") nor a feature%s; "
-               "select exactly the label%s and the features, by name", name, label, unit[0] ? " nor the unit" : "",
-               unit[0] ? ", the unit" : "");
-      return 0;
-    }
-    if (*slot >= 0) {
-      snprintf(err, en, "the query returns the column \"%.100s\" twice", name);
-      return 0;
-    }
-    *slot = i;
-  }
-  if (*label_col < 0) {
+                         int *unit_col, int *col, char **ignored, char *err, size_t en) {
+  const char *roles[2] = {label, unit};
+  int at[2];
+  if (!rdt_sql_bind_columns(stmt, s, roles, 2, at, col, ignored, NULL, err, en)) return 0;
+  *label_col = at[0];
+  *unit_col = unit[0] ? at[1] : -1;
+  if (*label_col < 0)
     snprintf(err, en, "the query returns no label column \"%.100s\" (name it with AS, or set \"label\")", label);
-    return 0;
-  }
-  for (uint32_t j = 0; j < s->n_features; j++)
-    if (col[j] < 0) {
-      snprintf(err, en, "the query returns no column for feature \"%.100s\" (name it with AS)", s->features[j].name);
-      return 0;
-    }
-  if (unit[0] && *unit_col < 0) {
+  else if (unit[0] && *unit_col < 0)
     snprintf(err, en, "the query returns no column \"%.100s\" for \"privacy_unit\" (name it with AS)", unit);
-    return 0;
-  }
-  return 1;
+  else
+    return 1;
+  sqlite3_free(*ignored);
+  *ignored = NULL;
+  return 0;
 }
 
 /* "bounds": "private" (bounds.h): one pass over the (bounded) rows counts
@@ -173,6 +152,7 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   rdt_unit_reader rd;
   memset(&rd, 0, sizeof rd);
   int *col = NULL, label_col = -1, unit_col = -1, ok = 0, rc = SQLITE_DONE;
+  char *ignored = NULL;
   unsigned char *blob = NULL;
   size_t size = 0;
   rdt_train_session *s = rdt_train_session_new();
@@ -197,12 +177,12 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   const rdt_unit *unit = rdt_train_unit(s);
-  if (!rdt_fit_bind_columns(stmt, rdt_train_schema(s), rdt_train_label_name(s), unit->column, &label_col, &unit_col, col, err,
-                    sizeof err))
+  if (!rdt_fit_bind_columns(stmt, rdt_train_schema(s), rdt_train_label_name(s), unit->column, &label_col, &unit_col,
+                            col, &ignored, err, sizeof err))
     goto done;
   ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, sizeof err);
   stmt = NULL; /* the reader's now */
-  if (!ok || !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", err, sizeof err) ||
+  if (!ok || !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", ignored, err, sizeof err) ||
       (unit->n_private && !estimate_bounds(s, &rd, db, col, err, sizeof err)) ||
       !rdt_train_build(s, db, err, sizeof err)) {
     ok = 0;
@@ -221,6 +201,7 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 done:
   rdt_unit_reader_close(&rd);
   sqlite3_finalize(stmt);
+  sqlite3_free(ignored);
   free(vals);
   free(col);
   {

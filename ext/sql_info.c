@@ -257,7 +257,9 @@ static void learned_info(sqlite3_context *ctx, const rdt_model_handle *h) {
   }
   if (c->regression)
     sqlite3_str_appendf(o, "\"target\":{\"min\":%!.17g,\"max\":%!.17g},", c->target_min, c->target_max);
-  sqlite3_str_appendall(o, "\"classes\":");
+  sqlite3_str_appendall(o, "\"label\":");
+  rdt_sql_json_string(o, rdt_score_label(h), strlen(rdt_score_label(h)));
+  sqlite3_str_appendall(o, ",\"classes\":");
   rdt_sql_json_classes(o, &m->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &m->schema);
@@ -333,7 +335,9 @@ void rdt_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  sqlite3_str_appendall(o, "\"classes\":");
+  sqlite3_str_appendall(o, "\"label\":");
+  rdt_sql_json_string(o, rdt_score_label(h), strlen(rdt_score_label(h)));
+  sqlite3_str_appendall(o, ",\"classes\":");
   rdt_sql_json_classes(o, &f->schema);
   sqlite3_str_appendall(o, ",\"features\":");
   rdt_sql_json_features(o, &f->schema);

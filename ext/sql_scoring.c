@@ -14,11 +14,18 @@
 **   3. xs holds n_features cleaned values (rdt_sql_features); scratch holds
 **      rdt_score_scratch(h) doubles, and the probabilities land in its first
 **      n_classes.
+**   4. The label column's name is the one the model records (its "label"
+**      option at training, format 1.2), else "label".
 */
 #include "rdt_sql.h"
 
 const rdt_schema *rdt_score_schema(const rdt_model_handle *h) {
   return h->is_learned ? &h->learned.schema : &h->forest.schema;
+}
+
+const char *rdt_score_label(const rdt_model_handle *h) {
+  const char *l = h->is_learned ? h->learned.label : h->forest.config.label;
+  return rdt_model_has_label(l) ? l : "label";
 }
 
 int rdt_score_is_regression(const rdt_model_handle *h) {

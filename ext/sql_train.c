@@ -217,20 +217,29 @@ int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, dou
   return 1;
 }
 
-int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
+int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored,
+                     char *err, size_t en) {
   if (!st->ledger[0]) return 1;
   /* With unit facts the ledger is charged the whole ε (unit.h); the model's
   ** own eps is then its per-row share. The request states what is known
-  ** before the rows; what was trained is recorded after. */
+  ** before the rows (the query's ignored columns too: its column names are
+  ** known then); what was trained is recorded after. */
   const rdt_unit *u = rdt_train_unit(st);
   char tail[160];
   unit_note(u, tail, sizeof tail);
   rdt_learn_about about;
   about_learner(st, &about);
-  size_t used = strlen(about.request);
-  snprintf(about.request + used, sizeof about.request - used, "%s", tail);
-  return rdt_ledger_charge(db, conn, st->ledger, rdt_unit_active(u) ? u->eps_total : st->common.eps, fn,
-                           about.request, st->note, &st->receipt, err, en);
+  char *request = sqlite3_mprintf("%s%s%s%s", about.request, tail,
+                                  ignored && strcmp(ignored, "[]") != 0 ? ", ignored_columns " : "",
+                                  ignored && strcmp(ignored, "[]") != 0 ? ignored : "");
+  if (!request) {
+    snprintf(err, en, "out of memory");
+    return 0;
+  }
+  int ok = rdt_ledger_charge(db, conn, st->ledger, rdt_unit_active(u) ? u->eps_total : st->common.eps, fn, request,
+                             st->note, &st->receipt, err, en);
+  sqlite3_free(request);
+  return ok;
 }
 
 /* Appends one scalar member of a learner's rdt_info facts as JSON. */
@@ -392,6 +401,7 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
     m.state = st->state;
     m.schema = st->schema; /* borrowed: the session frees it */
     m.common = st->common;
+    memcpy(m.label, st->label, sizeof m.label); /* recorded unless "label" (model.h) */
     rdt_rng_bytes(&noise, m.model_id, sizeof m.model_id); /* a fresh id (seeded: reproducible) */
     blob = rdt_learned_encode(&m, size);
     sodium_memzero(&m.common, sizeof m.common);

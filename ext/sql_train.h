@@ -58,8 +58,11 @@ const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
 ** (bounds.h). 0 if the feature is not numeric or the bounds not finite
 ** min < max. */
 int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
-/* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
-int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
+/* Step 2 (a no-op without a ledger). fn names the caller in the ledger;
+** ignored (NULL or a JSON array: the query's columns training ignores) is
+** added to its request as ", ignored_columns [...]" when not empty. */
+int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored, char *err,
+                     size_t en);
 /* Step 3. */
 int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 /* Step 4: features[j] is the value of schema feature j. Returns 0 only when
@@ -82,9 +85,10 @@ int rdt_train_interrupted(const rdt_train_session *s, sqlite3_context *ctx);
 /* rdt_fit's query (sql_fit.c), shared with rdt_check: the one read-only
 ** statement of arg (NULL with err), and its result columns bound by name to
 ** the label (*label_col), the features (col[j]) and the unit column
-** (*unit_col; unit "": none, -1); 0 with err. */
+** (*unit_col; unit "": none, -1), the others ignored and listed in
+** *ignored (a JSON array, sqlite3_free it); 0 with err (nothing to free). */
 sqlite3_stmt *rdt_fit_prepare_query(sqlite3 *db, sqlite3_value *arg, char *err, size_t en);
 int rdt_fit_bind_columns(sqlite3_stmt *stmt, const rdt_schema *s, const char *label, const char *unit, int *label_col,
-                         int *unit_col, int *col, char *err, size_t en);
+                         int *unit_col, int *col, char **ignored, char *err, size_t en);
 
 #endif

@@ -65,6 +65,8 @@ expect "step 8: an accuracy in [0, 1] and a confusion table over the 274 test ro
   "$(grep -qE '^(0\.[0-9]+|1\.0)$' <<<"$session" &&
      [ "$(grep -E '^[01]\|[01]\|[0-9]+$' <<<"$session" | awk -F'|' '{ s += $3 } END { print s }')" = 274 ] &&
      echo yes || echo "$session")"
+expect "step 8: rdt_predictions gives three rows (id, class, probabilities) of the held-out rows" 3 \
+  "$(grep -cE '^(5|10|15)\|[01]\|\{"0":[0-9.e-]+,"1":[0-9.e-]+\}$' <<<"$session")"
 check "step 9: the signed model and its JSON export were written" \
   sh -c "test -s '$work/notes-v1.rdt' && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$work/notes-v1.json'"
 expect "step 10: rdt_verify is 1 and the prediction is a class" yes \

@@ -461,4 +461,59 @@ for f in tests/fuzz/corpus/import/*.json; do
   else printf '#   %s\n' "$out"; nok "fuzz corpus export $name: ${want/#1/imports}"; fi
 done
 
+# ---- A 500-feature table end to end (issue 34): rdt_fit on SELECT * (an id besides the label, which is named
+# "diagnosis"), rdt_predictions, rdt_evaluate, rdt_check_report, rdt_export / rdt_import and the reader, for a
+# forest, a learner and auto; 40 rows, so it stays quick. Values are sixteenths, exact in the CSV the reader reads.
+python3 - "$tmp/wide.sql" "$tmp/wide.opts" <<'PY'
+import json, sys
+k = 499
+cols = ", ".join("f%d REAL" % j for j in range(1, k + 1))
+rows = []
+for i in range(1, 41):
+    fs = [((i * 7 + j * 3) % 17) / 16.0 for j in range(1, k + 1)]
+    colour = ["red", "green", "blue", "grey"][i % 4]
+    diagnosis = int(fs[0] + fs[1] > 1) if i % 5 else 1 - int(fs[0] + fs[1] > 1)
+    rows.append("(%d, %d, %s, '%s')" % (i, diagnosis, ", ".join(repr(x) for x in fs), colour))
+with open(sys.argv[1], "w") as f:
+    f.write("CREATE TABLE wide(id INTEGER PRIMARY KEY, diagnosis INTEGER, %s, colour TEXT);\n" % cols)
+    f.write("INSERT INTO wide VALUES %s;\n" % ", ".join(rows))
+features = [{"name": "f%d" % j, "type": "numeric", "min": 0, "max": 1} for j in range(1, k + 1)]
+features.append({"name": "colour", "type": "categorical", "values": ["red", "green", "blue"]})
+json.dump({"epsilon": 1, "seed": 34, "label": "diagnosis", "classes": [0, 1], "features": features},
+          open(sys.argv[2], "w"))
+PY
+"$shell" "$tmp/db" ".load $ext" ".read $tmp/wide.sql" \
+  "CREATE TABLE wide_models AS SELECT a.name, rdt_fit(json_set(CAST(readfile('$tmp/wide.opts') AS TEXT), '\$.algorithm', a.name),
+     'SELECT * FROM wide') AS model FROM (SELECT 'rdt' AS name UNION ALL SELECT 'naive_bayes' UNION ALL SELECT 'auto') a" \
+  >"$tmp/wide.err" 2>&1
+expect "wide: rdt_fit trains a 500-feature table from SELECT * (the id ignored), a forest, a learner and auto" "3|3|diagnosis|500" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT count(*), sum(typeof(model) = 'blob'), min(json_extract(rdt_info(model), '\$.label')),
+     min(json_array_length(rdt_info(model), '\$.features')) FROM wide_models" 2>&1)"
+expect "wide: rdt_predictions gives a row per input row, its predicted and probabilities well formed, for each" "120|120|120" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT count(*), sum(p.predicted IN (0, 1)),
+     sum(abs(json_extract(p.probabilities, '\$.\"0\"') + json_extract(p.probabilities, '\$.\"1\"') - 1) < 1e-12)
+     FROM wide_models m, rdt_predictions(m.model, 'SELECT * FROM wide') p JOIN wide w ON w.id = p.key" 2>&1)"
+expect "wide: rdt_evaluate finds the label \"diagnosis\" and scores the 40 rows as rdt_predictions predicts them" "3|[\"id\"]" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT sum(json_extract(e, '\$.evaluated') = 40 AND json_extract(e, '\$.accuracy')
+       = (SELECT avg(p.predicted = w.diagnosis) FROM rdt_predictions(m.model, 'SELECT * FROM wide') p JOIN wide w ON w.id = p.key)),
+       min(json_extract(e, '\$.ignored_columns'))
+     FROM (SELECT model, rdt_evaluate(model, 'SELECT * FROM wide') AS e FROM wide_models) m" 2>&1)"
+expect "wide: rdt_check_report has a row per feature and names the ignored id" "500|id" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT count(*) FILTER (WHERE kind = 'feature'), max(name) FILTER (WHERE kind = 'ignored')
+     FROM rdt_check_report(CAST(readfile('$tmp/wide.opts') AS TEXT), 'SELECT * FROM wide')" 2>&1)"
+"$shell" -csv -header "$tmp/db" "SELECT $(python3 -c 'print(", ".join("f%d" % j for j in range(1, 500)))'), colour FROM wide ORDER BY id" \
+  >"$tmp/wide.rows.csv"
+for name in rdt naive_bayes auto; do
+  "$shell" "$tmp/db" ".load $ext" "SELECT rdt_export(model) FROM wide_models WHERE name = '$name'" >"$tmp/wide_$name.json"
+  expect "wide: rdt_import(rdt_export(model)) gives the identical BLOB ($name, 500 features)" 1 \
+    "$("$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/wide_$name.json') AS TEXT)) = model
+       FROM wide_models WHERE name = '$name'" 2>&1)"
+  "$shell" "$tmp/db" ".load $ext" "SELECT p.predicted FROM rdt_predictions((SELECT model FROM wide_models WHERE name = '$name'),
+     'SELECT * FROM wide ORDER BY id') p" >"$tmp/wide_$name.sql.out" 2>&1
+  python3 examples/rdt_reader.py "$tmp/wide_$name.json" "$tmp/wide.rows.csv" >"$tmp/wide_$name.py.out" 2>&1
+  expect "wide: the Python reader predicts every row as rdt_predictions does ($name, 500 features)" "40|same" \
+    "$(wc -l <"$tmp/wide_$name.py.out" | tr -d ' ')|$(cmp -s "$tmp/wide_$name.sql.out" "$tmp/wide_$name.py.out" && echo same ||
+       (head -3 "$tmp/wide_$name.py.out"; echo differs))"
+done
+
 tap_summary

@@ -165,7 +165,7 @@ typedef struct rdt_config {
   ** back (stored in the model from format 1.1). */
   char public_tables[1024];
   uint32_t public_tables_len;  /* bytes used, NULs included */
-  char label[RDT_MAX_NAME + 1]; /* rdt_fit: the label column's name (not stored in the model) */
+  char label[RDT_MAX_NAME + 1]; /* the label column's name (stored in the model unless "label": model.h) */
   uint64_t public_n;         /* RDT#: the "rows" option, n of the depth rule (0: count the public rows) */
   double keep_trees;         /* share of trees that vote (tree_selection.h); 1, or 0 in a model without KEPT: all */
   uint32_t threads;          /* training threads: 1, or 2 (train_worker.h); not stored in the model */

@@ -105,6 +105,10 @@ void rdt_forest_json_export(const rdt_forest *f, rdt_bytes *o) {
   rdt_json_put_features(o, &f->schema);
   rdt_bytes_text(o, ",\"classes\":");
   rdt_json_put_classes(o, &f->schema);
+  if (rdt_model_has_label(c->label)) { /* format 1.2's LABL; absent: "label" */
+    rdt_bytes_text(o, ",\"label\":");
+    rdt_json_put_string(o, c->label, strlen(c->label));
+  }
   if (held->export_layout) held->export_layout(f, o);
   else export_binary(f, o);
   if (f->tree_kept) { /* "keep_trees": the share asked for and the trees that vote, ascending */
@@ -351,6 +355,11 @@ static int import_forest(rdt_json_reader *r, const rdt_json *root, rdt_forest *f
     }
   }
   if (!rdt_json_values(r, rdt_json_get(root, "classes"), &s->classes, &s->n_classes, RDT_MAX_CLASSES)) return 0;
+  const rdt_json *label = rdt_json_get(root, "label"); /* absent: the default, "label" */
+  if (label && (label->type != RDT_JSON_STRING || label->string_len == 0 || label->string_len > RDT_MAX_NAME ||
+                strlen(label->string) != label->string_len))
+    return rdt_json_bad(r, "\"label\" must be the label column's name");
+  if (label) memcpy(f->config.label, label->string, label->string_len + 1);
   const rdt_json *layout = rdt_json_get(root, "layout");
   if (layout) {
     if (layout->type != RDT_JSON_STRING || strcmp(layout->string, "multiway") != 0)

@@ -3,6 +3,7 @@
 
 #include "forest_kind.h"
 #include "matrix.h"
+#include "options.h"
 #include "sharp.h"
 #include "tree_selection.h"
 
@@ -27,6 +28,7 @@
 #define TAG_KEPT TAG('K', 'E', 'P', 'T')
 #define TAG_LEARNER TAG('L', 'R', 'N', 'R')
 #define TAG_UNIT TAG('U', 'N', 'I', 'T')
+#define TAG_LABEL TAG('L', 'A', 'B', 'L')
 #define SECTION_REQUIRED 1u
 #define SECTION_HEADER_BYTES 16
 #define N_SECTIONS 5
@@ -179,6 +181,24 @@ static void write_unit(writer *w, const rdt_unit *u) {
   section_end(w, at);
 }
 
+/* LABL (1.2): the label column's name, optional (flags 0: it changes no
+** prediction), right after SCHM and UNIT, only for a label other than the
+** default "label" (so every other model's bytes are unchanged, and it is a
+** 1.1 model). The query forms of evaluation find the true labels under it. */
+int rdt_model_has_label(const char *label) { return label && label[0] && !rdt_name_equal(label, "label"); }
+
+static uint32_t format_version(const char *label) {
+  return RDT_FORMAT_MAJOR << 16 | (rdt_model_has_label(label) ? 2u : 1u);
+}
+
+static void write_label(writer *w, const char *label) {
+  if (!rdt_model_has_label(label)) return;
+  size_t at;
+  section_begin_flags(w, TAG_LABEL, 0, &at);
+  put_str(w, label, strlen(label));
+  section_end(w, at);
+}
+
 static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
   const rdt_config *c = &f->config;
   const rdt_schema *s = &f->schema;
@@ -188,14 +208,14 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
                    (rdt_config_structure_from_rows(c) ? RDT_MODEL_FLAG_STRUCTURE_FROM_ROWS : 0) |
                    (f->schema.from_rows ? RDT_MODEL_FLAG_DOMAIN_FROM_ROWS : 0);
   put_bytes(w, RDT_MODEL_MAGIC, 8);
-  put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
+  put_u32(w, format_version(c->label));
   put_bytes(w, f->model_id, 16);
   put_u32(w, flags);
   put_u64(w, total);
   int cells = f->matrix && f->matrix->exact_cells;
   int kept = f->tree_kept != NULL;
   put_u32(w, N_SECTIONS + (f->matrix ? 1 : 0) + (f->sharp ? 1 : 0) + kept + cells + (f->is_signed ? 1 : 0) +
-                 rdt_unit_active(&c->unit));
+                 rdt_unit_active(&c->unit) + rdt_model_has_label(c->label));
   put_u32(w, 0);
 
   section_begin(w, TAG_PRIVACY, &at);
@@ -213,6 +233,7 @@ static void write_model(writer *w, const rdt_forest *f, uint64_t total) {
 
   write_schema(w, s);
   write_unit(w, &c->unit);
+  write_label(w, c->label);
 
   section_begin(w, TAG_FOREST, &at);
   put_u32(w, c->algorithm);
@@ -428,6 +449,17 @@ static int get_value(reader *r, rdt_value *v) {
   }
   r->bad = 1;
   return 0;
+}
+
+/* The LABL section's name into label (RDT_MAX_NAME + 1 bytes): 1 to
+** RDT_MAX_NAME bytes without NUL, never the default (one encoding per model). */
+static int read_label(reader *r, char *label) {
+  size_t len = 0;
+  char *s = get_str(r, &len);
+  int ok = s && len >= 1 && len <= RDT_MAX_NAME && rdt_model_has_label(s);
+  if (ok) memcpy(label, s, len + 1);
+  free(s);
+  return ok;
 }
 
 static int fail(char *err, size_t n, const char *fmt, ...) {
@@ -738,7 +770,7 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
   rdt_config *c = &f->config;
   c->unit.max_rows = 1; /* the unit is a row unless a UNIT section says otherwise */
   int seen_priv = 0, seen_schema = 0, seen_forest = 0, seen_nodes = 0, seen_leaves = 0, seen_centres = 0;
-  int seen_unit = 0;
+  int seen_unit = 0, seen_label = 0;
   uint32_t mech = 0, sensitivity = 0;
   const char *why = "malformed section";
   for (uint32_t i = 0; i < n_sections && !r.bad; i++) {
@@ -781,9 +813,13 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
     } else if (tag == TAG_SCHEMA && !seen_schema) {
       seen_schema = 1;
       if (!read_schema(&s, &f->schema)) { why = "malformed schema"; s.bad = 1; }
-    } else if (tag == TAG_UNIT && !seen_unit && seen_schema && !seen_forest) {
+    } else if (tag == TAG_UNIT && !seen_unit && !seen_label && seen_schema && !seen_forest) {
       seen_unit = 1;
       if (!read_unit(&s, &c->unit)) { why = "malformed privacy unit"; s.bad = 1; }
+    } else if (tag == TAG_LABEL && !seen_label && seen_schema && !seen_forest && sflags == 0 &&
+               f->format_minor >= 2) {
+      seen_label = 1;
+      if (!read_label(&s, c->label)) { why = "malformed label section"; s.bad = 1; }
     } else if (tag == TAG_FOREST && !seen_forest) {
       seen_forest = 1;
       c->algorithm = (rdt_algorithm)get_u32(&s);
@@ -959,19 +995,20 @@ int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char 
 ** (mechanism MECH_LEARNER, sensitivity 0: the learner states its own),
 ** SCHM, and LRNR: u32 learner id, u32 task (1 classification, 2
 ** regression), f64 target_min, f64 target_max, then the learner's payload
-** (its encode()), to the end of the section. */
+** (its encode()), to the end of the section; UNIT (unit facts) and LABL (a
+** label name) may stand between SCHM and LRNR, SIGN last. */
 
 static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payload, uint64_t total) {
   const rdt_learn_common *c = &m->common;
   size_t at;
   put_bytes(w, RDT_MODEL_MAGIC, 8);
-  put_u32(w, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR);
+  put_u32(w, format_version(m->label));
   put_bytes(w, m->model_id, 16);
   put_u32(w, RDT_MODEL_FLAG_LEARNER | (c->seeded ? RDT_MODEL_FLAG_SEEDED : 0) |
                  (c->is_private ? 0 : RDT_MODEL_FLAG_NONPRIVATE) | (m->is_signed ? RDT_MODEL_FLAG_SIGNED : 0) |
                  (m->schema.from_rows ? RDT_MODEL_FLAG_DOMAIN_FROM_ROWS : 0));
   put_u64(w, total);
-  put_u32(w, 3 + (m->is_signed ? 1 : 0) + rdt_unit_active(&c->unit));
+  put_u32(w, 3 + (m->is_signed ? 1 : 0) + rdt_unit_active(&c->unit) + rdt_model_has_label(m->label));
   put_u32(w, 0);
   section_begin(w, TAG_PRIVACY, &at);
   put_u32(w, c->is_private ? MECH_LEARNER : MECH_NONE);
@@ -982,6 +1019,7 @@ static void write_learned(writer *w, const rdt_learned *m, const rdt_bytes *payl
   section_end(w, at);
   write_schema(w, &m->schema);
   write_unit(w, &c->unit);
+  write_label(w, m->label);
   section_begin(w, TAG_LEARNER, &at);
   put_u32(w, m->learner->id);
   put_u32(w, c->regression ? RDT_TASK_REGRESSION : RDT_TASK_CLASSIFICATION);
@@ -1062,16 +1100,19 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
   if (reserved != 0) return fail(err, en, "invalid model: reserved header field is not 0");
   int is_signed = (flags & RDT_MODEL_FLAG_SIGNED) != 0;
   c->unit.max_rows = 1; /* the unit is a row unless a UNIT section says otherwise */
-  int seen_unit = 0, seen = 0, bad = (n_sections != 3u + (uint32_t)is_signed && n_sections != 4u + (uint32_t)is_signed) ||
+  int seen_unit = 0, seen_label = 0, seen = 0,
+      bad = n_sections < 3u + (uint32_t)is_signed || n_sections > 5u + (uint32_t)is_signed ||
                       (flags & ~(RDT_MODEL_FLAG_LEARNER | RDT_MODEL_FLAG_SEEDED | RDT_MODEL_FLAG_NONPRIVATE |
                                  RDT_MODEL_FLAG_SIGNED | RDT_MODEL_FLAG_DOMAIN_FROM_ROWS)) != 0;
   for (uint32_t i = 0; i < n_sections && !bad && !r.bad; i++) {
     uint32_t tag = get_u32(&r), sflags = get_u32(&r);
     uint64_t len = get_u64(&r);
     if (r.bad || len > r.n - r.pos) { why = "section length out of bounds"; bad = 1; break; }
-    if (sflags != SECTION_REQUIRED) { why = "section flags"; bad = 1; break; }
+    /* Every section is required but LABL, which is optional (flags 0). */
+    if (sflags != (tag == TAG_LABEL ? 0u : SECTION_REQUIRED)) { why = "section flags"; bad = 1; break; }
     reader s = {buf, r.pos + (size_t)len, r.pos, 0};
     r.pos += (size_t)len;
+    uint32_t after = 2u + (uint32_t)seen_unit + (uint32_t)seen_label; /* LRNR's place */
     if (i == 0 && tag == TAG_PRIVACY) {
       uint32_t mech = get_u32(&s), relation = get_u32(&s);
       c->eps.num = get_u64(&s);
@@ -1086,7 +1127,10 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
     } else if (i == 2 && tag == TAG_UNIT) { /* optional: between SCHM and LRNR */
       seen_unit = 1;
       if (!read_unit(&s, &c->unit)) { why = "malformed privacy unit"; bad = 1; }
-    } else if (i == 2u + (uint32_t)seen_unit && tag == TAG_LEARNER) {
+    } else if (i == 2u + (uint32_t)seen_unit && tag == TAG_LABEL && m->format_minor >= 2) {
+      seen_label = 1; /* optional: after SCHM (and UNIT), before LRNR */
+      if (!read_label(&s, m->label)) { why = "malformed label section"; bad = 1; }
+    } else if (i == after && tag == TAG_LEARNER) {
       m->learner = by_id(get_u32(&s));
       uint32_t task = get_u32(&s);
       c->target_min = get_f64(&s);
@@ -1107,7 +1151,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
       }
       seen = 1;
       s.pos = s.n; /* the learner's reader checked it read the payload to its end */
-    } else if (i == 3u + (uint32_t)seen_unit && tag == TAG_SIGNATURE && is_signed) {
+    } else if (i == after + 1 && seen && tag == TAG_SIGNATURE && is_signed) {
       size_t note_len = 0;
       m->note = get_str(&s, &note_len);
       if (!m->note || note_len > RDT_MAX_NOTE || !need(&s, 32 + RDT_SIGNATURE_BYTES)) {
@@ -1125,7 +1169,7 @@ int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup
     if (s.bad) bad = 1;
     if (!bad && s.pos != s.n) { why = "section has trailing bytes"; bad = 1; } /* one encoding per model */
   }
-  if (!bad && !r.bad && n_sections != 3u + (uint32_t)is_signed + (uint32_t)seen_unit) {
+  if (!bad && !r.bad && n_sections != 3u + (uint32_t)is_signed + (uint32_t)seen_unit + (uint32_t)seen_label) {
     why = "wrong number of sections";
     bad = 1;
   }

@@ -17,7 +17,9 @@
 #include "learner.h"
 
 #define RDT_FORMAT_MAJOR 1
-#define RDT_FORMAT_MINOR 1
+/* The newest minor version written: 1.2 for a model that records its label
+** column's name (LABL), 1.1 for every other. */
+#define RDT_FORMAT_MINOR 2
 #define RDT_MODEL_MAGIC "RDTMODEL"
 #define RDT_HEADER_BYTES 48
 #define RDT_CHECKSUM_BYTES 32
@@ -37,6 +39,11 @@
 /* A signed model ends with its signature then the checksum. */
 #define RDT_SIGNATURE_BYTES 64
 
+/* Whether a label column's name is recorded in the model (LABL, format
+** 1.2): any name but the default "label" (ASCII case ignored). A forest's
+** is its config.label, a learner model's its label. */
+int rdt_model_has_label(const char *label);
+
 /* Exact encoded size, computable before training (for size checks). */
 uint64_t rdt_model_size(const rdt_forest *f);
 /* Encode into a malloc'd buffer. Returns NULL on allocation failure, or
@@ -55,6 +62,8 @@ typedef struct rdt_learned {
   rdt_learn_common common;
   unsigned char model_id[16];
   uint32_t format_minor;
+  /* The label column's name at training ("" or "label": the default). */
+  char label[RDT_MAX_NAME + 1];
   /* Publisher's signature (sign.h), as for forests: a last SIGN section. */
   int is_signed;
   char *note;

@@ -42,15 +42,17 @@ static void wr64(unsigned char *p, uint64_t v) {
 
 /* The canonical form of a BLOB that rdt_model_decode accepted: what the
 ** encoder writes for the same model. Mirrors the decoder's section walk
-** (which sections it uses, which it skips): PRIV, SCHM, FRST, MTRX (matrix
+** (which sections it uses, which it skips): PRIV, SCHM, LABL (optional:
+** the label's name, in a 1.2 model), FRST, MTRX (matrix
 ** forests) or SHRP (RDT#) before NODE, NODE, CNTR (RDT# centres, before
 ** LEAF), LEAF, KEPT (classification: the voting trees), CELL (optional: a non-private, unpartitioned matrix forest's
 ** cell table, after LEAF) and, when it is the last one and follows LEAF,
 ** SIGN; written in that order, each flagged required except CELL. Returns
 ** a malloc'd buffer of *out_size bytes. */
 static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *out_size) {
-  enum { N_KINDS = 11, K_PRIV = 0, K_SCHM, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_KEPT, K_CELL, K_SIGN };
-  static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('F', 'R', 'S', 'T'),
+  enum { N_KINDS = 12, K_PRIV = 0, K_SCHM, K_LABL, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_KEPT, K_CELL, K_SIGN };
+  static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('L', 'A', 'B', 'L'),
+                                          TAG('F', 'R', 'S', 'T'),
                                           TAG('M', 'T', 'R', 'X'), TAG('S', 'H', 'R', 'P'), TAG('N', 'O', 'D', 'E'),
                                           TAG('C', 'N', 'T', 'R'), TAG('L', 'E', 'A', 'F'), TAG('K', 'E', 'P', 'T'),
                                           TAG('C', 'E', 'L', 'L'),
@@ -72,6 +74,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
     int classification = seen[K_FRST] && len[K_FRST] >= 32 && rd32(buf + at[K_FRST] + 28) == 1;
     for (int k = 0; k < N_KINDS; k++) {
       int usable = tag == order[k] && !seen[k];
+      if (k == K_LABL) usable = usable && seen[K_SCHM] && !seen[K_FRST] && rd32(buf + pos - 12) == 0 && (rd32(buf + 8) & 0xFFFF) >= 2;
       if (k == K_MTRX) usable = usable && seen[K_SCHM] && algorithm == 3 && !multiway && !seen[K_NODE];
       if (k == K_SHRP) usable = usable && seen[K_SCHM] && algorithm == 4 && !multiway && !seen[K_NODE];
       if (k == K_NODE) usable = usable && (multiway || (seen[K_SCHM] && seen[K_FRST] && algorithm != 3 && algorithm != 4));
@@ -87,13 +90,13 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   size_t total = RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES;
   uint32_t n_out = 0;
   for (int k = 0; k < N_KINDS; k++) {
-    CHECK(seen[k] || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_KEPT || k == K_CELL || k == K_SIGN);
+    CHECK(seen[k] || k == K_LABL || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_KEPT || k == K_CELL || k == K_SIGN);
     if (seen[k]) { total += 16 + len[k]; n_out++; }
   }
   unsigned char *out = malloc(total);
   CHECK(out);
   memcpy(out, buf, 28);                 /* magic, version, model id */
-  wr32(out + 8, RDT_FORMAT_MAJOR << 16 | RDT_FORMAT_MINOR); /* the version the encoder writes (1.1) */
+  wr32(out + 8, RDT_FORMAT_MAJOR << 16 | (seen[K_LABL] ? 2u : 1u)); /* the version the encoder writes: 1.2 with LABL */
   /* defined flags only: seeded, non-private, signed, structure from the rows */
   wr32(out + 28, rd32(buf + 28) & 15u);
   wr64(out + 32, total);
@@ -103,7 +106,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   for (int k = 0; k < N_KINDS; k++) {
     if (!seen[k]) continue;
     wr32(out + o, order[k]);
-    wr32(out + o + 4, k == K_CELL ? 0 : 1); /* required, except the cell table */
+    wr32(out + o + 4, k == K_CELL || k == K_LABL ? 0 : 1); /* required, except the cell table and the label */
     wr64(out + o + 8, len[k]);
     memcpy(out + o + 16, buf + at[k], len[k]);
     if (k == 0 && len[k] >= 16 && rd32(out + o + 16) == 0) wr64(out + o + 24, 0); /* no mechanism: eps 0 */
@@ -142,7 +145,7 @@ static void try_learned(const unsigned char *buf, size_t size) {
   CHECK(again);
   /* Another minor format re-encodes as the current one (the decoder's
   ** leniency, as for forests); the re-encoding must then be a fixed point. */
-  if (m.format_minor == RDT_FORMAT_MINOR) CHECK(n == size && memcmp(again, buf, size) == 0);
+  if (m.format_minor == (rdt_model_has_label(m.label) ? 2u : 1u)) CHECK(n == size && memcmp(again, buf, size) == 0);
   rdt_learned_free(&m);
   rdt_learned g;
   CHECK(rdt_learned_decode(again, n, rdt_learner_by_id, &g, err, sizeof err));
@@ -178,7 +181,7 @@ static void try_decode(const unsigned char *buf, size_t size) {
   CHECK(out_size == rdt_model_size(&f));
   /* An older minor format re-encodes as the current one (a different
   ** BLOB); the fixed-point check below still applies to it. */
-  if (f.format_minor == RDT_FORMAT_MINOR && (out_size != size || memcmp(out, buf, size) != 0)) {
+  if (f.format_minor == (rdt_model_has_label(f.config.label) ? 2u : 1u) && (out_size != size || memcmp(out, buf, size) != 0)) {
 #ifdef RDT_FUZZ_STRICT_CANONICAL
     CHECK(!"a non-canonical model BLOB decoded");
 #endif

@@ -55,6 +55,8 @@ SELECT writefile('boost-regression-nonprivate.blob', rdt_train('{"algorithm": "b
 SELECT writefile('constant-classification.blob', rdt_train('{"algorithm": "constant", "epsilon": 1, "seed": 22, "classes": ["democrat", "republican"], "features": [{"name": "infants", "type": "categorical", "values": ["y", "n"]}]}', label, handicapped_infants)) FROM vote;
 SELECT writefile('constant-regression.blob', rdt_train('{"algorithm": "constant", "task": "regression", "target": {"min": -8, "max": 8}, "epsilon": 1, "seed": 23, "features": [{"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', variance, skewness)) FROM bank;
 SELECT writefile('naive-bayes.blob', rdt_train('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 24, "bins": 3, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "c", "type": "categorical", "values": ["a", "b"]}]}', label, variance, CASE WHEN skewness < 0 THEN 'a' ELSE 'b' END)) FROM bank;
+SELECT writefile('label-named-forest.blob', rdt_fit('{"algorithm": "rdt", "label": "diagnosis", "epsilon": 1, "trees": 2, "depth": 2, "seed": 40, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}]}', 'SELECT label AS diagnosis, variance FROM bank'));
+SELECT writefile('label-named-learner.blob', rdt_fit('{"algorithm": "naive_bayes", "label": "y", "epsilon": 1, "seed": 41, "bins": 3, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}]}', 'SELECT label AS y, variance FROM bank'));
 SELECT writefile('naive-bayes-moments.blob', rdt_train('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 35, "readout": "moments", "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "c", "type": "categorical", "values": ["a", "b"]}]}', label, variance, CASE WHEN skewness < 0 THEN 'a' ELSE 'b' END)) FROM bank;
 SELECT writefile('naive-bayes-auto-bins.blob', rdt_train('{"algorithm": "naive_bayes", "epsilon": 1, "seed": 29, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "c", "type": "categorical", "values": ["a", "b"]}]}', label, variance, CASE WHEN skewness < 0 THEN 'a' ELSE 'b' END)) FROM bank;
 SELECT writefile('boost-auto-bins.blob', rdt_train('{"algorithm": "boost", "epsilon": 1, "seed": 30, "classes": [0, 1], "features": [{"name": "variance", "type": "numeric", "min": -8, "max": 8}, {"name": "skewness", "type": "numeric", "min": -14, "max": 14}]}', label, variance, skewness)) FROM bank;
@@ -131,6 +133,15 @@ w('bad-signed-section-without-flag.blob', build(bytes(h), ss))
 np = open('three-text-classes-nonprivate.blob','rb').read(); sn = sections(np)
 x = bytearray(sn[0][2]); x[8:16] = struct.pack('<Q', 12345)
 w('lenient-nonprivate-eps-ignored.blob', build(np, [(sn[0][0], sn[0][1] | 6, bytes(x))] + sn[1:]))
+# LABL (format 1.2): optional (flags 0), never the default name, only in a 1.2 model
+lf = open('label-named-forest.blob','rb').read(); lfs = sections(lf)
+w('bad-label-default-name-forest.blob', build(lf, lfs[:2] + [('LABL', 0, struct.pack('<I', 5) + b'label')] + lfs[3:]))
+ll = open('label-named-learner.blob','rb').read(); lls = sections(ll)
+w('bad-label-required-learner.blob', build(ll, lls[:2] + [('LABL', 1, lls[2][2])] + lls[3:]))
+h = bytearray(ll[:48]); h[8:12] = struct.pack('<I', 1 << 16 | 1)
+w('bad-label-in-format-1.1-learner.blob', build(bytes(h), lls))
+w('bad-label-after-lrnr-learner.blob', build(ll, lls[:2] + [lls[3], lls[2]]))
+w('bad-label-empty-learner.blob', build(ll, lls[:2] + [('LABL', 0, struct.pack('<I', 0))] + lls[3:]))
 PY
 
 python3 - "$O" <<'PY'
