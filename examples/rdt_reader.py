@@ -441,11 +441,11 @@ def check_forest_views(doc):
     members = ["format", "format_version", "model_format", "model_id", "domain_from_rows", "seeded", "privacy",
                "algorithm", "task",
                "trees", "depth", "vote", "splits", "categorical", "auto_depth", "epsilon_count_num", "row_count",
-               "candidates", "partition", "rho", "target", "noise_scale", "features", "classes", "nodes", "leaves",
+               "candidates", "partition", "rho", "target", "noise_scale", "features", "classes", "label", "nodes", "leaves",
                "voting_trees", "signature"]
     views = {"model_format", "noise_scale"}
     for k in members:
-        if k not in doc and k not in views and k not in ("voting_trees", "domain_from_rows"):
+        if k not in doc and k not in views and k not in ("voting_trees", "domain_from_rows", "label"):
             raise ModelError('not a complete rdt model export (it lacks "%s")' % k)
     priv = doc["privacy"]
     if not isinstance(priv, dict) or not isinstance(priv.get("private"), bool):
@@ -469,8 +469,8 @@ def check_forest_views(doc):
             scale = _ratio(float(_count(doc, "trees")), _eps(num - _count(doc, "epsilon_count_num")))
     want = {}
     for k in members:
-        if k == "model_format":
-            want[k] = doc[k] if doc.get(k) in ("1.0", "1.1") else "1.1"
+        if k == "model_format":  # 1.2 records the label column's name; older versions import as they were
+            want[k] = "1.2" if "label" in doc else doc[k] if doc.get(k) in ("1.0", "1.1") else "1.1"
         elif k == "privacy":
             want[k] = want_priv
         elif k == "noise_scale":
@@ -1051,7 +1051,8 @@ class LearnerModel:
                 "format": "rdt-model-json", "format_version": 1, "model_format": "1.%d" % facts["minor"],
                 "learner": _LEARNERS[facts["learner"]], "task": "regression" if facts["regression"] else "classification",
                 "epsilon": _eps(facts["eps_num"]) if facts["private"] else None,
-                "classes": facts["classes"], "features": facts["features"], "model_hex": doc["model_hex"]})
+                "classes": facts["classes"], "features": facts["features"], "model_hex": doc["model_hex"],
+                **({"label": facts["label"]} if facts["label"] != "label" else {})})
         self.features, self.classes = facts["features"], facts["classes"]
         self.regression, self.private = facts["regression"], facts["private"]
         self.target_min, self.target_max = facts["target_min"], facts["target_max"]
