@@ -28,8 +28,7 @@
 **      C v / S), S the squared deviations from the means and m the degrees
 **      of freedom (sum of n_shrunk[f] - 1; none below 3): the estimate of
 **      the marginals of least risk, near the uniform ones when their
-**      differences are mostly noise (designed experiments: car .869 ->
-**      .873 in a prototype at eps 1) and unchanged when they stand out.
+**      differences are mostly noise and unchanged when they stand out.
 **      Bins outside it keep the clamped sum of their cells; without noise
 **      every bin does (the sums are exact).
 **   2c. The cells the fit matches are shrunk too, toward independence of
@@ -41,12 +40,11 @@
 **      (R - 1) - 2) v / S_f), S_f the squared residuals: the positive-part
 **      James-Stein estimate of the class x bin association, whose noise
 **      is (C - 1)(R - 1) v in expectation. A feature whose association is
-**      mostly noise is drawn to carry none (car's doors: a_f about 0.3 at
-**      eps 1); a strong one is kept (a_f near 0). The block's class sums
-**      and bin sums are unchanged, so the class counts and Q's marginals
-**      are those of 2b. Prototype on car at eps 1 (20 seeds): .874 ->
-**      .878. Cells outside the block (a categorical `other` bin) and
-**      fits without noise are matched as released.
+**      mostly noise is drawn to carry none; a strong one is kept (a_f near
+**      0). The block's class sums and bin sums are unchanged, so the class
+**      counts and Q's marginals are those of 2b. Cells outside the block (a
+**      categorical `other` bin) and fits without noise are matched as
+**      released.
 **   3. A cell whose bin has no mass under Q keeps score 0: no evidence, so a
 **      value there moves no class (rather than a score driven by noise).
 **   4. E_Q is a mean over S synthetic rows drawn from Q with `rng` (S =

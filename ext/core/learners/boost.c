@@ -78,15 +78,14 @@
 **      (c is an integer), so S_r = c + c / 4 = rdt_boost_regression_
 **      sensitivity(c), with discrete Laplace of scale S_r / eps_q on every
 **      component: eps_q-DP per visit. Clipping spends the visits' budget on
-**      the residuals' typical range instead of the whole target range
-**      (parkinsons: c = G/2 to 0.7 G; with bounds 4 times wider, 0.13 G).
+**      the residuals' typical range instead of the whole target range.
 **   3b. Two classes: a row's gradients are (g, -g) with g = onehot(y)_1 -
 **      p_1 in [-1, 1], so a visit releases per bin (C * count, g_1) only, g_1
 **      the sum of round(G * g) (|round(G g)| <= G, G an integer): L1
 **      sensitivity S_2 = C + G, discrete Laplace of scale S_2 / eps_q on both
 **      components, eps_q-DP per visit; class 0's sum is taken as -g_1
 **      (post-processing). Half the gradient's bound of 3 for the same
-**      information (adult .839 -> .845 under auto, results/learners.md).
+**      information.
 **      Such models set bit 24 of the payload's first word; binary models
 **      written before it (without the bit) released both sums under 3, and
 **      are still read and described so.
