@@ -144,6 +144,13 @@ static inline const char *rdt_sql_blob_hint(sqlite3_value *v, int per_row) {
                    "scalar subquery, which SQLite evaluates once instead of on every row"
                  : "; it is a BLOB (readfile() returns one): pass CAST(readfile('options.json') AS TEXT)";
 }
+/* xBestIndex of a table-valued function whose two arguments are the hidden
+** columns first and first + 1: an equality on each becomes argv, in column
+** order; idxNum gets bit 1 for the first given, bit 2 for the second. A
+** plan without both costs 1e18 (its filter only fails), one with both a
+** pass over a query (1e6) of `rows` rows; an argument not known yet is
+** SQLITE_CONSTRAINT (another plan). */
+int rdt_sql_two_args_best_index(sqlite3_index_info *info, int first, double rows);
 /* The SQL error "<fn>: <msg>" (every function's error format). */
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg);
 /* Append s as a JSON string literal. */

@@ -87,23 +87,7 @@ static int report_disconnect(sqlite3_vtab *v) {
 
 static int report_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   (void)tab;
-  int at[2] = {-1, -1}, given = 0;
-  for (int i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if (c->iColumn < COL_OPTIONS || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (!c->usable) return SQLITE_CONSTRAINT;
-    if (at[c->iColumn - COL_OPTIONS] < 0) at[c->iColumn - COL_OPTIONS] = i;
-  }
-  for (int k = 0, n = 0; k < 2; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++n;
-    info->aConstraintUsage[at[k]].omit = 1;
-    given |= k ? ARG_QUERY : ARG_OPTIONS;
-  }
-  info->idxNum = given;
-  info->estimatedCost = given == (ARG_OPTIONS | ARG_QUERY) ? 1e6 : 1e18;
-  info->estimatedRows = 20;
-  return SQLITE_OK;
+  return rdt_sql_two_args_best_index(info, COL_OPTIONS, 20);
 }
 
 static int report_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {

@@ -106,23 +106,7 @@ static int eval_disconnect(sqlite3_vtab *v) {
 }
 
 static int eval_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
-  int hidden = first_hidden((eval_vtab *)tab), at[2] = {-1, -1}, given = 0;
-  for (int i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if (c->iColumn < hidden || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (!c->usable) return SQLITE_CONSTRAINT; /* an argument not known yet: another plan */
-    if (at[c->iColumn - hidden] < 0) at[c->iColumn - hidden] = i;
-  }
-  for (int k = 0, n = 0; k < 2; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++n;
-    info->aConstraintUsage[at[k]].omit = 1;
-    given |= k ? ARG_QUERY : ARG_MODEL;
-  }
-  info->idxNum = given;
-  info->estimatedCost = given == (ARG_MODEL | ARG_QUERY) ? 1e6 : 1e18; /* one pass of the query */
-  info->estimatedRows = 100;
-  return SQLITE_OK;
+  return rdt_sql_two_args_best_index(info, first_hidden((eval_vtab *)tab), 100);
 }
 
 static int eval_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {

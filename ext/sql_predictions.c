@@ -86,27 +86,9 @@ static int pred_disconnect(sqlite3_vtab *v) {
 
 static int pred_best_index(sqlite3_vtab *tab, sqlite3_index_info *info) {
   (void)tab;
-  int at[2] = {-1, -1}, given = 0;
-  for (int i = 0; i < info->nConstraint; i++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    if ((c->iColumn != COL_MODEL && c->iColumn != COL_QUERY) || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (!c->usable) return SQLITE_CONSTRAINT; /* an argument not known yet: another plan */
-    int k = c->iColumn - COL_MODEL;
-    if (at[k] < 0) at[k] = i;
-  }
-  for (int k = 0, n = 0; k < 2; k++) {
-    if (at[k] < 0) continue;
-    info->aConstraintUsage[at[k]].argvIndex = ++n;
-    info->aConstraintUsage[at[k]].omit = 1;
-    given |= k ? ARG_QUERY : ARG_MODEL;
-  }
-  info->idxNum = given;
   /* One pass over the query: costly enough to stay the outer loop of a
-  ** join back to the input (which then looks the key up), cheap against
-  ** a plan without the arguments, which only fails. */
-  info->estimatedCost = given == (ARG_MODEL | ARG_QUERY) ? 1e6 : 1e18;
-  info->estimatedRows = 1000000;
-  return SQLITE_OK;
+  ** join back to the input (which then looks the key up). */
+  return rdt_sql_two_args_best_index(info, COL_MODEL, 1000000);
 }
 
 static int pred_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out) {

@@ -136,6 +136,26 @@ sqlite3_stmt *rdt_sql_prepare_select(sqlite3 *db, const char *sql, int len, cons
   return stmt;
 }
 
+int rdt_sql_two_args_best_index(sqlite3_index_info *info, int first, double rows) {
+  int at[2] = {-1, -1}, given = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    if (c->iColumn < first || c->iColumn > first + 1 || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (!c->usable) return SQLITE_CONSTRAINT;
+    if (at[c->iColumn - first] < 0) at[c->iColumn - first] = i;
+  }
+  for (int k = 0, n = 0; k < 2; k++) {
+    if (at[k] < 0) continue;
+    info->aConstraintUsage[at[k]].argvIndex = ++n;
+    info->aConstraintUsage[at[k]].omit = 1;
+    given |= 1 << k;
+  }
+  info->idxNum = given;
+  info->estimatedCost = given == 3 ? 1e6 : 1e18;
+  info->estimatedRows = (sqlite3_int64)rows;
+  return SQLITE_OK;
+}
+
 void rdt_sql_error(sqlite3_context *ctx, const char *fn, const char *msg) {
   char *m = sqlite3_mprintf("%s: %s", fn, msg);
   if (!m) {
