@@ -286,7 +286,7 @@ def run_page(page, root, ext, env, node_ok, preload):
                 except OSError:
                     pass
         report(not secrets, "%s: no file holding a secret key is left in the checkout" % page, " ".join(secrets))
-        for desc, pattern in PAGE_EXPECTATIONS.get(page, []):
+        for desc, pattern in PAGE_EXPECTATIONS.get(page, []) + (NODE_EXPECTATIONS.get(page, []) if node_ok else []):
             ok = re.search(pattern, transcript, re.M) is not None
             report(ok, "%s: %s" % (page, desc), "" if ok else "no line matches %r in the page's output, which ends:\n%s"
                    % (pattern, "\n".join(l[:200] for l in transcript.strip().split("\n")[-12:])))
@@ -318,8 +318,15 @@ PAGE_EXPECTATIONS = {
         ("rdt_features marks the copied class list", r"^\{\"copied_from_rows\":\[0,1\]\}$"),
         ("on the TEXT import, WHERE variance > 10 compares as text (455 rows) and CAST fixes it (0)",
          r"^text_compare\|455\|0$"),
+        ("the audit log shows the second charge with its note, 1.0 of the budget left",
+         r"^2\|[0-9T:.-]+Z\|rdt_fit\|1\.0\|released\|[0-9a-f]{32}\|\{.*\}\|cohort 2026, for the registry\|1\.0$"),
         ("the python block prints rdt_version()", r"^rdt %s$" % re.escape(open(os.path.join(ROOT, "VERSION")).read().strip())),
     ],
+}
+# Checked only where node and better-sqlite3 are installed: the js block prints the same line again.
+NODE_EXPECTATIONS = {
+    "docs/guide.md": [("the js block prints rdt_version() through sqlite-rdt and better-sqlite3",
+                       r"^rdt %s$(.|\n)*^rdt %s$" % ((re.escape(open(os.path.join(ROOT, "VERSION")).read().strip()),) * 2))],
 }
 
 
