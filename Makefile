@@ -1,4 +1,4 @@
-# rdt - differentially private random decision tree forests for SQLite.
+# rdt - differentially private models (auto, learners, random decision tree forests) for SQLite.
 # `make` builds dist/rdt.so (dist/rdt.dylib on macOS); `make test` runs every test.
 
 VERSION := $(shell cat VERSION)
@@ -139,7 +139,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/rdt.$(SOEXT) $(DESTDIR)$(LIBDIR)/librdt.a $(DESTDIR)$(INCLUDEDIR)/rdt.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
 
-# Every accuracy figure and plot, into results/ (README embeds them). QUICK=1: a few data
+# Every accuracy figure and plot, into results/ (docs/results.md shows them). QUICK=1: a few data
 # sets, 2 runs, under a minute. The paper-protocol and defaults tables need the papers' data
 # sets (../shared/datasets), so a full run without them, or a quick one, skips them.
 PAPER_DATA = $(CURDIR)/../shared/datasets
@@ -167,7 +167,7 @@ reproduce-auto-all: $(EXT)
 	/usr/bin/python3 scripts/auto_transfer.py --data $(PAPER_DATA) $(if $(QUICK),--quick,)
 	$(if $(QUICK),,cd scripts && /usr/bin/python3 auto_rule_lodo.py --data $(PAPER_DATA))
 
-# The tables of the README's paper-protocol and defaults sections (about 20 minutes).
+# The tables of docs/results.md's paper-protocol and defaults sections (about 20 minutes).
 reproduce-tables: $(EXT)
 	/usr/bin/python3 scripts/paper_accuracy.py --runs 50 --out results/paper_table.md
 	/usr/bin/python3 scripts/paper_accuracy.py --runs 50 --splits global --out results/paper_table_global.md

@@ -31,7 +31,7 @@ then is the application's, the curator's query, or rdt's own (the ledger, RDT#'s
 The statement cache is off, so every statement is authorized in the mode it runs in.
 
 The curator's queries read whole tables and cannot fail on any value; their running time
-follows the row count, which is not protected (README, "Timing threat model"). And ε is per
+follows the row count, which is not protected (docs/privacy.md, "Timing threat model"). And ε is per
 row of a query's result, so a query that repeats one person in many rows (a join, a table
 of visits) spends more than ε on them: "privacy_unit" bounds that.
 """

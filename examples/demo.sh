@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build rdt and run the curator's walk-through (examples/walkthrough.sql).
+# Build rdt and run the curator's walk-through (examples/walkthrough.sql) on a scratch database.
 # Usage, from anywhere: bash examples/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,4 +28,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 make
-sqlite3 < examples/walkthrough.sql
+# The walk-through needs a database file (its ledger keeps the charges in a file beside it): a
+# private scratch directory outside the checkout, removed at the end.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+sqlite3 "$scratch/demo.db" < examples/walkthrough.sql

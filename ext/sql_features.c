@@ -189,8 +189,8 @@ static void write_values(sqlite3_str *o, column *c, int is_label, const char *no
   if (is_label && c->fractional) { /* a regression target, most likely: no class list */
     sqlite3_str_appendf(o, "null,\"%s\":", note_key);
     char *m = sqlite3_mprintf("%llu labels are numbers that are not integers: for a regression, replace \"classes\" by "
-                              "\"task\": \"regression\" and \"target\": {\"min\": ..., \"max\": ...} (public bounds) "
-                              "with an \"algorithm\" that does regression (diprime or a learner); for a classification, "
+                              "\"task\": \"regression\" and \"target\": {\"min\": ..., \"max\": ...} (public bounds): "
+                              "the default algorithm, auto, does regression (so do diprime, boost and constant); for a classification, "
                               "list the public classes", (unsigned long long)c->fractional);
     rdt_sql_json_string(o, m ? m : "", m ? strlen(m) : 0);
     sqlite3_free(m);

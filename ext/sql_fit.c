@@ -37,8 +37,8 @@
 ** Residual channel: the query is run as given. Its running time, and whether
 ** it fails while it runs (an integer overflow on some row, say), can depend
 ** on any value it reads, after the charge; the charge stands. So a ledger
-** binds only when the queries are the curator's (README, "Residual
-** channels"); a caller who can run SQL can read the rows anyway.
+** binds only when the queries are the curator's (docs/privacy.md,
+** "Residual channels"); a caller who can run SQL can read the rows anyway.
 **
 ** The statement runs on the calling connection, whose mutex this thread
 ** holds for the whole call, so its column values are read in place (the

@@ -51,7 +51,7 @@
 **      trained (rdt_ledger_record). None of these is a row value: each is the
 **      released model or a function of it, except the outcome itself, which
 **      says whether the call failed after reading rows (a residual channel,
-**      README "Residual channels"). A call cut short (the process killed)
+**      docs/privacy.md, "Residual channels"). A call cut short (the process killed)
 **      stays "pending". A release whose outcome cannot be recorded is not
 **      released (the caller fails closed).
 **   9. A charge may carry the caller's "note" (public text, the caller's).

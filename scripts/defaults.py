@@ -3,7 +3,7 @@
 depth from a noisy row count, 10 trees) against a grid of fixed depths and tree counts. 90/10
 split, seeds 1..runs, threshold vote (the default).
 
-Without --all: the four paper data sets at eps 0.1 and 1, depths 4..12, 10 trees (the README table).
+Without --all: the four paper data sets at eps 0.1 and 1, depths 4..12, 10 trees (the table in docs/results.md).
 With --all: every classification data set of the reproduction at eps 0.1 .. 5, depths 1..14 with
 10 trees or even depths 2..12 with 32 trees, reporting the gap between the defaults and the best grid point (issue 10's
 3-point rule).

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reproduce every accuracy figure: error (or MSE) against epsilon for every algorithm, with plots.
 
-Protocol (stated in the README): for each data set, a 90/10 random split per run (seeds 1..R),
+Protocol (stated in docs/results.md): for each data set, a 90/10 random split per run (seeds 1..R),
 R = 5 runs (2 with --quick), epsilon in {0.1, 0.25, 0.5, 1, 2, 5}; feature bounds and category
 lists from the whole CSV (public, as in the papers); the row-count hint "rows" = n_train (public
 here: the benchmark knows its own split). Algorithms: RDT with each vote rule (defaults

@@ -103,8 +103,12 @@ suite "embedding and installation" bash tests/install_test.sh
 echo "# the walk-throughs run to the end"
 walkthrough "examples/publish.sh: sign, export, verify, tamper" \
   '^verified: 1$;;after flipping a byte, verified: 0$' bash examples/publish.sh
-walkthrough "examples/walkthrough.sql" "banknote-eps1;;NOT PRIVATE" \
-  sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/walkthrough.sql | $SQLITE3"
+# The demo's walk-through on a database file (its ledger needs one), as examples/demo.sh runs it:
+# rdt_features marks the copied list, rdt_check_report, the ledger's charge, release ok, the
+# evaluation, the signature verified, rdt_predictions, and the non-private model flagged.
+walkthrough "examples/walkthrough.sql: the curator's workflow with auto, a ledger, signing" \
+  '"copied_from_rows":\[0,1\];;1098 read, 1098 kept;;rdt_fit +│ 1\.0 +│ released +│ [a-z_]+ +│ walk-through, v1;;│ ok +│ \[\] +│ 1\.0 +│ [a-z_]+ ;;│ 274 +│ 0\.[0-9]+ ;;│ 1 +│ 1 +│ Example Clinic, walk-through, v1;;│ 5 +│ [01] +│ \{"0":;;NOT PRIVATE' \
+  sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/walkthrough.sql | $SQLITE3 '$tmp/walkthrough.db'"
 walkthrough "examples/matrix_and_sharp.sql: matrix forest, batch prediction, RDT#" \
   "│ identity +│ [0-9.]+ +│ 16384.0;;matrix-eps2;;│ identity +│ 345 ;;rdt#-eps1;;YES: the centres" \
   sh -c "sed 's#^\\.load ./dist/rdt#.load $RDT_EXT#' examples/matrix_and_sharp.sql | $SQLITE3"
@@ -121,7 +125,7 @@ suite "RDT#'s public query on an application's connection (its functions, its au
   tests/public_query_test.py "$RDT_EXT"
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "the npm package npm/ in better-sqlite3" bash tests/npm_test.sh
-suite "docs/guide.md: its marked blocks run, its links and function names hold" bash tests/guide_test.sh
+suite "README.md and docs/*.md: their blocks run, their links and function names hold" bash tests/docs_test.sh
 suite "sql/reference.md: its examples run and print the output the page shows" python3 tests/reference_test.py
 
 # Reported, never judged: speed is make bench's business (ratios, one run).

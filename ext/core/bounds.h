@@ -22,7 +22,7 @@
 **      contract 5). Quartiles, not extreme quantiles: a quantile q is found
 **      among the grid's thousands of empty cells only when about q·n rows
 **      outweigh log(cells)/ε_q, and at q = 0.05 that failed on 20,000 rows
-**      (measured: README), at q = 0.25 it did not.
+**      (measured during development), at q = 0.25 it did not.
 **   4. From the two chosen cells (a data-independent rule on released
 **      values only): a = the lower edge of the lower cell, b = the upper
 **      edge of the higher one (so b > a, also when the draws cross or
