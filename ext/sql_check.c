@@ -146,8 +146,7 @@ static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, si
     return NULL;
   }
   rdt_train_get_facts(st->session, &st->facts);
-  if (!rdt_options_forest_key((const char *)sqlite3_value_text(options), (size_t)sqlite3_value_bytes(options),
-                              st->forest_key, sizeof st->forest_key))
+  if (!rdt_options_forest_key(rdt_train_options(st->session), st->forest_key, sizeof st->forest_key))
     st->forest_key[0] = 0;
   st->schema = rdt_train_schema(st->session);
   uint32_t nf = st->schema->n_features;

@@ -54,7 +54,7 @@ struct rdt_train_session {
   int started;                /* build ran: the bounds are fixed */
   rdt_schema schema;
   rdt_learn_common common;
-  rdt_json *opts;             /* a learner's own options, for start() (NULL with configure()) */
+  rdt_json *opts;             /* the options, parsed once: a learner's start() reads its own from them */
   void *state;                /* the learner's state: from configure() or start() */
   double *x;                  /* one cleaned row */
   char ledger[129];
@@ -75,6 +75,7 @@ rdt_train_session *rdt_train_session_new(void) { return calloc(1, sizeof(rdt_tra
 const rdt_schema *rdt_train_schema(const rdt_train_session *s) { return &s->schema; }
 const char *rdt_train_label_name(const rdt_train_session *s) { return s->label; }
 const char *rdt_train_ledger(const rdt_train_session *s) { return s->ledger; }
+const rdt_json *rdt_train_options(const rdt_train_session *s) { return s->opts; }
 
 /* ---- RDT#'s public rows (contract 4) ------------------------------------- */
 
@@ -115,35 +116,32 @@ static int read_public_rows(sqlite3 *db, train_state *st, const rdt_learn_about 
   return ok;
 }
 
-/* The "note" of options that parsed: read once more, here, so that the
-** core's structures need not carry it. */
-static int read_note(train_state *st, const char *json, size_t len, char *err, size_t en) {
-  char jerr[16];
-  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
-  int ok = root && rdt_options_note(root, st->note, sizeof st->note, err, en);
-  if (!root) snprintf(err, en, "out of memory");
-  rdt_json_free(root);
-  return ok;
-}
-
-/* Options naming a registered learner are read by options.c's learner
-** parser (the common options; the learner's own go to start()); any other
-** options are the forests', which their learner reads itself (configure). */
+/* The options, parsed once for the whole call (the session keeps the
+** document: a learner's start() reads its own options from it, the note
+** and rdt_check's questions come from it too). Options naming a registered
+** learner are read by options.c's learner parser (the common options; the
+** learner's own go to start()); any other options are the forests', which
+** their learner reads itself (configure). */
 static int configure_options(train_state *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
+  char jerr[128];
+  if (!(st->opts = rdt_json_parse(json, len, jerr, sizeof jerr))) {
+    snprintf(err, en, "options are not valid JSON: %s", jerr);
+    return 0;
+  }
   const rdt_learner *l;
-  if (!rdt_options_learner(json, len, &l)) l = rdt_learner_for_forests();
+  if (!rdt_options_learner_of(st->opts, &l)) l = rdt_learner_for_forests();
   st->learner = l;
   st->max_bytes = (uint64_t)sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
   if (l->configure) {
     err[0] = 0;
-    st->state = l->configure(json, len, rdt_options_parse, st->max_bytes, &st->schema, &st->common, st->ledger,
+    st->state = l->configure(st->opts, rdt_options_parse_tree, st->max_bytes, &st->schema, &st->common, st->ledger,
                              sizeof st->ledger, st->label, err, en);
     if (!st->state) {
       if (!err[0]) snprintf(err, en, "out of memory");
       return 0;
     }
-  } else if (!rdt_options_parse_learner(json, len, l, &st->opts, &st->schema, &st->common, st->ledger,
-                                        sizeof st->ledger, st->label, err, en)) {
+  } else if (!rdt_options_parse_learner_tree(st->opts, l, &st->schema, &st->common, st->ledger, sizeof st->ledger,
+                                             st->label, err, en)) {
     return 0;
   }
   st->configured = 1;
@@ -151,7 +149,7 @@ static int configure_options(train_state *st, sqlite3 *db, const char *json, siz
     snprintf(err, en, "a non-private model (\"epsilon\": null) cannot be charged to a ledger");
     return 0;
   }
-  return 1;
+  return rdt_options_note(st->opts, st->note, sizeof st->note, err, en);
 }
 
 /* What the configured learner will train (learner.h's about; without it,
@@ -167,7 +165,7 @@ static void about_learner(const train_state *st, rdt_learn_about *out) {
 }
 
 int rdt_train_configure(rdt_train_session *st, sqlite3 *db, const char *json, size_t len, char *err, size_t en) {
-  if (!configure_options(st, db, json, len, err, en) || !read_note(st, json, len, err, en)) return 0;
+  if (!configure_options(st, db, json, len, err, en)) return 0;
   /* Contract 4: the public rows' query is a parameter, checked with the
   ** options, before any charge. */
   rdt_learn_about about;

@@ -40,6 +40,9 @@ int rdt_train_configure(rdt_train_session *s, sqlite3 *db, const char *json, siz
 const rdt_schema *rdt_train_schema(const rdt_train_session *s);
 const char *rdt_train_label_name(const rdt_train_session *s);
 const char *rdt_train_ledger(const rdt_train_session *s);
+/* The options document as parsed by configure (NULL before), for callers
+** that ask more of it (rdt_check). */
+const rdt_json *rdt_train_options(const rdt_train_session *s);
 /* After step 1: what the row rules depend on, for rdt_check (sql_check.c),
 ** which applies them without training. */
 typedef struct rdt_train_facts {

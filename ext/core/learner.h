@@ -101,7 +101,7 @@ typedef struct rdt_learn_plan {
 ** rdt_options_parse), handed to configure() by the caller: options.c finds
 ** learners through the registry, so a learner may not call it itself. */
 struct rdt_config;
-typedef int (*rdt_learn_options_reader)(const char *json, size_t len, rdt_schema *schema, struct rdt_config *config,
+typedef int (*rdt_learn_options_reader)(const rdt_json *root, rdt_schema *schema, struct rdt_config *config,
                                         char *err, size_t err_size);
 
 /* Contract 8: what a configured learner will train, before any row (public:
@@ -163,7 +163,7 @@ typedef struct rdt_learner {
   ** model can fit in max_bytes as far as the options tell (the SQL binding:
   ** SQLITE_LIMIT_LENGTH, which the message names). Returns the configured
   ** state, or NULL with err (empty: out of memory) and nothing to free. */
-  void *(*configure)(const char *json, size_t len, rdt_learn_options_reader read, uint64_t max_bytes, rdt_schema *s,
+  void *(*configure)(const rdt_json *root, rdt_learn_options_reader read, uint64_t max_bytes, rdt_schema *s,
                      rdt_learn_common *c, char *ledger, size_t ledger_size, char *label, char *err, size_t en);
   /* What the configured state will train (NULL: the learner's name is its
   ** algorithm and its request; it buffers no rows and reads no public rows). */

@@ -708,8 +708,16 @@ int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_conf
     snprintf(err, err_size, "options are not valid JSON: %s", jerr);
     return 0;
   }
-  int ok = parse_all(root, schema, config, err, err_size);
+  int ok = rdt_options_parse_tree(root, schema, config, err, err_size);
   rdt_json_free(root);
+  return ok;
+}
+
+int rdt_options_parse_tree(const rdt_json *root, rdt_schema *schema, rdt_config *config, char *err,
+                           size_t err_size) {
+  memset(schema, 0, sizeof *schema);
+  memset(config, 0, sizeof *config);
+  int ok = parse_all(root, schema, config, err, err_size);
   if (!ok) rdt_schema_free(schema);
   return ok;
 }
@@ -741,27 +749,30 @@ static int is_learner_common(const char *k) {
   return 0;
 }
 
-int rdt_options_forest_key(const char *json, size_t len, char *key, size_t n) {
-  char jerr[16];
-  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
-  int found = 0;
-  if (root && root->type == RDT_JSON_OBJECT && !rdt_json_get(root, "algorithm"))
-    for (size_t i = 0; i < root->n && !found; i++) {
-      const char *k = root->items[i]->key;
-      if (k[0] != '_' && !is_learner_common(k)) {
-        snprintf(key, n, "%s", k);
-        found = 1;
-      }
+int rdt_options_forest_key(const rdt_json *root, char *key, size_t n) {
+  if (root->type != RDT_JSON_OBJECT || rdt_json_get(root, "algorithm")) return 0;
+  for (size_t i = 0; i < root->n; i++) {
+    const char *k = root->items[i]->key;
+    if (k[0] != '_' && !is_learner_common(k)) {
+      snprintf(key, n, "%s", k);
+      return 1;
     }
-  rdt_json_free(root);
-  return found;
+  }
+  return 0;
 }
 
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
   char jerr[16];
   rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
   *out = NULL;
-  if (root && root->type == RDT_JSON_OBJECT) {
+  int found = root && rdt_options_learner_of(root, out);
+  rdt_json_free(root);
+  return found;
+}
+
+int rdt_options_learner_of(const rdt_json *root, const rdt_learner **out) {
+  *out = NULL;
+  if (root->type == RDT_JSON_OBJECT) {
     const rdt_json *a = rdt_json_get(root, "algorithm");
     if (a) {
       *out = a->type == RDT_JSON_STRING ? rdt_learner_find(a->string) : NULL;
@@ -774,7 +785,6 @@ int rdt_options_learner(const char *json, size_t len, const rdt_learner **out) {
       if (!forest) *out = rdt_learner_find("auto");
     }
   }
-  rdt_json_free(root);
   return *out != NULL;
 }
 
@@ -847,10 +857,21 @@ int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l
     snprintf(err, err_size, "options are not valid JSON: %s", jerr);
     return 0;
   }
-  if (!learner_parse(*opts, l, schema, common, ledger, ledger_size, label, err, err_size)) {
-    rdt_schema_free(schema);
+  if (!rdt_options_parse_learner_tree(*opts, l, schema, common, ledger, ledger_size, label, err, err_size)) {
     rdt_json_free(*opts);
     *opts = NULL;
+    return 0;
+  }
+  return 1;
+}
+
+int rdt_options_parse_learner_tree(const rdt_json *root, const rdt_learner *l, rdt_schema *schema,
+                                   rdt_learn_common *common, char *ledger, size_t ledger_size, char *label, char *err,
+                                   size_t err_size) {
+  memset(schema, 0, sizeof *schema);
+  memset(common, 0, sizeof *common);
+  if (!learner_parse(root, l, schema, common, ledger, ledger_size, label, err, err_size)) {
+    rdt_schema_free(schema);
     return 0;
   }
   return 1;

@@ -22,6 +22,9 @@
 ** the estimates (rdt_fit does, sql_fit.c; the rdt_train aggregate refuses). */
 int rdt_options_parse(const char *json, size_t len, rdt_schema *schema, rdt_config *config,
                       char *err, size_t err_size);
+/* The same from a parsed document (the binding parses the options once
+** per call, sql_train.c). */
+int rdt_options_parse_tree(const rdt_json *root, rdt_schema *schema, rdt_config *config, char *err, size_t err_size);
 
 /* A "seed" option (integer or string) -> the key of a reproducible stream;
 ** `domain` keeps the streams of different functions apart. 0 if the JSON
@@ -35,16 +38,21 @@ extern const char rdt_seed_with_ledger_error[];
 /* Whether "algorithm" names a registered learner (learner.h); 0 for the
 ** forests of rdt_options_parse, and for options that do not parse. */
 int rdt_options_learner(const char *json, size_t len, const rdt_learner **out);
+int rdt_options_learner_of(const rdt_json *root, const rdt_learner **out);
 /* Options without "algorithm" that name a forest option (trees, depth,
 ** ...) train the RDT forest, not "auto": 1 with that option's name in key
 ** (rdt_check says so), else 0. */
-int rdt_options_forest_key(const char *json, size_t len, char *key, size_t n);
+int rdt_options_forest_key(const rdt_json *root, char *key, size_t n);
 /* The options of learner l: the common facts, the schema, the ledger and
 ** label names, and the parsed tree (*opts, for the learner's start; caller
 ** frees it). Returns 0 with a message (nothing to free). */
 int rdt_options_parse_learner(const char *json, size_t len, const rdt_learner *l, rdt_json **opts,
                               rdt_schema *schema, rdt_learn_common *common, char *ledger, size_t ledger_size,
                               char *label, char *err, size_t err_size);
+/* The same from a parsed document, which stays the caller's. */
+int rdt_options_parse_learner_tree(const rdt_json *root, const rdt_learner *l, rdt_schema *schema,
+                                   rdt_learn_common *common, char *ledger, size_t ledger_size, char *label, char *err,
+                                   size_t err_size);
 
 /* "note": the caller's text, recorded with a ledger charge (public, like
 ** every option). Checks root's "note" (absent, or a string of 1 to

@@ -69,14 +69,14 @@ typedef struct forest_algorithms {
 } forest_algorithms;
 
 /* Contract 1. */
-static void *fa_configure(const char *json, size_t len, rdt_learn_options_reader read, uint64_t max_bytes,
+static void *fa_configure(const rdt_json *root, rdt_learn_options_reader read, uint64_t max_bytes,
                           rdt_schema *schema, rdt_learn_common *c, char *ledger, size_t ledger_size, char *label,
                           char *err, size_t en) {
   forest_algorithms *fa = calloc(1, sizeof *fa);
   if (en) err[0] = 0;
   if (!fa) return NULL;
   rdt_config *config = &fa->config;
-  if (!read(json, len, schema, config, err, en)) {
+  if (!read(root, schema, config, err, en)) {
     sodium_memzero(config, sizeof *config); /* holds the seed key */
     free(fa);
     return NULL;
