@@ -129,7 +129,8 @@ install: $(EXT) $(STATIC)
 	install -m 644 dist/rdt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/rdt.pc
 
 # make packages  copies the built module and LICENSE into python/ (package sqlite_rdt) and npm/,
-#                so that `pip install ./python` and `npm pack ./npm` ship them (docs/guide.md).
+#                so that `pip install ./python` and `npm install --install-links ./npm` ship them
+#                (docs/install.md: on Debian, pip in a venv made with --system-site-packages).
 packages: $(EXT)
 	cp $(EXT) python/sqlite_rdt/rdt.$(SOEXT)
 	cp LICENSE python/LICENSE

@@ -126,6 +126,8 @@ suite "RDT#'s public query on an application's connection (its functions, its au
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "the npm package npm/ in better-sqlite3" bash tests/npm_test.sh
 suite "README.md and docs/*.md: their blocks run, their links and function names hold" bash tests/docs_test.sh
+suite "docs/install.md: its marked blocks run (build, a Python venv, Node, C through pkg-config)" \
+  bash tests/install_docs_test.sh
 suite "sql/reference.md: its examples run and print the output the page shows" python3 tests/reference_test.py
 
 # Reported, never judged: speed is make bench's business (ratios, one run).
