@@ -217,20 +217,38 @@ int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, dou
   return 1;
 }
 
-int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en) {
+sqlite3_int64 rdt_train_charge_id(const rdt_train_session *s) { return s->receipt.id; }
+
+const unsigned char *rdt_train_structure_key(const rdt_train_session *s) {
+  return s->common.keyed ? s->common.structure_key : NULL;
+}
+
+int rdt_train_has_counters(const rdt_train_session *s) { return s->learner->counters != NULL; }
+
+uint32_t rdt_train_counters(rdt_train_session *s, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  return s->started && s->state && s->learner->counters ? s->learner->counters(s->state, out, max, digest) : 0;
+}
+
+int rdt_train_resume_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
+                            const char *fn, const char *tail, char *err, size_t en) {
+  return rdt_ledger_resume(db, conn, ledger, id, fn, tail, &st->receipt, err, en);
+}
+
+int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, const char *tail, char *err,
+                     size_t en) {
   if (!st->ledger[0]) return 1;
   /* With unit facts the ledger is charged the whole ε (unit.h); the model's
   ** own eps is then its per-row share. The request states what is known
   ** before the rows; what was trained is recorded after. */
   const rdt_unit *u = rdt_train_unit(st);
-  char tail[160];
-  unit_note(u, tail, sizeof tail);
+  char unit_tail[160];
+  unit_note(u, unit_tail, sizeof unit_tail);
   rdt_learn_about about;
   about_learner(st, &about);
-  size_t used = strlen(about.request);
-  snprintf(about.request + used, sizeof about.request - used, "%s", tail);
+  char request[600];
+  snprintf(request, sizeof request, "%s%s%s", about.request, unit_tail, tail ? tail : "");
   return rdt_ledger_charge(db, conn, st->ledger, rdt_unit_active(u) ? u->eps_total : st->common.eps, fn,
-                           about.request, st->note, &st->receipt, err, en);
+                           request, st->note, &st->receipt, err, en);
 }
 
 /* Appends one scalar member of a learner's rdt_info facts as JSON. */

@@ -58,8 +58,25 @@ const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
 ** (bounds.h). 0 if the feature is not numeric or the bounds not finite
 ** min < max. */
 int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
-/* Step 2 (a no-op without a ledger). fn names the caller in the ledger. */
-int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, char *err, size_t en);
+/* Step 2 (a no-op without a ledger). fn names the caller in the ledger;
+** tail (NULL: none) is appended to the request it records (rdt_plan: the
+** plan's digest). */
+int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, const char *tail, char *err,
+                     size_t en);
+/* Step 2 for a charge an earlier call made (rdt_finish, sql_shard.c):
+** takes over the pending charge `id` of `ledger`, made by fn with a request
+** ending in tail, so that step 6 records this call's outcome there. */
+int rdt_train_resume_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
+                            const char *fn, const char *tail, char *err, size_t en);
+/* After step 2: the id of the charge it made in the ledger (0: none). */
+sqlite3_int64 rdt_train_charge_id(const rdt_train_session *s);
+/* After step 1: the "structure_key" the options give (NULL: none). */
+const unsigned char *rdt_train_structure_key(const rdt_train_session *s);
+/* After step 1: whether the learner can say its state as counters
+** (learner.h contract 3); after step 3 (and step 4's rows), that state and
+** its digest: the number of spans, 0 when it has none. */
+int rdt_train_has_counters(const rdt_train_session *s);
+uint32_t rdt_train_counters(rdt_train_session *s, rdt_span *out, uint32_t max, unsigned char digest[32]);
 /* Step 3. */
 int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 /* Step 4: features[j] is the value of schema feature j. Returns 0 only when

@@ -28,6 +28,7 @@
 #include "core/median.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/partial.h"
 #include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
@@ -1601,6 +1602,87 @@ static void audit_unit(int broken) { /* 0: as built; 1: no cap; 2: eps not divid
   rdt_forest_free(&f);
 }
 
+/* ---- mechanism: shard mode (sql_shard.c, partial.h) ----------------------
+** The RDT forest of mechanism 2 trained at two sites: site A holds {0.1 c0,
+** 0.5 c0}, site B {0.8 c1} on D and {0.8 c1, 0.9 c1} on D' (the neighbour
+** adds one row, at site B). Each site's counters go through the partial
+** BLOB (encode, decode), the coordinator sums them (rdt_partial_merge) and
+** adds the forest's noise once. Released: the counters and the prediction
+** at 0.9, the events of mechanism 2. The broken twin is the failure the
+** contract warns about: site B's rows in two partials (two rdt_partial calls,
+** two ids, so the sum cannot tell), i.e. a row counted twice: the added
+** row moves two counters per tree and the noise is set for one. */
+static int shard_sum(rdt_forest *site[], int n, const unsigned char plan[32], int64_t *out, size_t nc) {
+  rdt_partial sum, p, q;
+  char err[200];
+  int ok = 1, started = 0;
+  memset(&sum, 0, sizeof sum);
+  for (int i = 0; ok && i < n; i++) {
+    rdt_span sp[RDT_MAX_SPANS];
+    uint32_t k = rdt_forest_state(site[i], sp, RDT_MAX_SPANS);
+    size_t size = 0;
+    unsigned char *blob = NULL;
+    ok = k && rdt_partial_from_spans(&p, plan, 0, sp, k) && (blob = rdt_partial_encode(&p, &size)) &&
+         rdt_partial_decode(blob, size, &q, err, sizeof err); /* what crosses the wire */
+    rdt_partial_free(&p);
+    free(blob);
+    if (!ok) break;
+    if (!started) {
+      sum = q;
+      started = 1;
+    } else {
+      ok = rdt_partial_merge(&sum, &q, err, sizeof err);
+      rdt_partial_free(&q);
+    }
+  }
+  ok = ok && sum.n == nc;
+  if (ok) memcpy(out, sum.counters, nc * sizeof *out);
+  rdt_partial_free(&sum);
+  return ok;
+}
+
+static void audit_shard(int broken) {
+  rdt_forest base, a, b, b2;
+  int built = forest_from_options(FOREST_OPTS, &base) & forest_from_options(FOREST_OPTS, &a) &
+              forest_from_options(FOREST_OPTS, &b) & forest_from_options(FOREST_OPTS, &b2);
+  size_t nc = built ? (size_t)base.config.trees * base.n_leaves * base.schema.n_classes : 0;
+  int64_t *sums[2] = {built ? malloc(nc * sizeof(int64_t)) : NULL, built ? malloc(nc * sizeof(int64_t)) : NULL};
+  unsigned char plan[32];
+  memset(plan, 0x5a, sizeof plan);
+  int ok = built && sums[0] && sums[1];
+  if (ok) {
+    double ra[2] = {0.1, 0.5}, rb[2] = {0.8, 0.9};
+    uint32_t ca[2] = {0, 0}, cb[2] = {1, 1};
+    rdt_forest_train_batch(&a, ra, ca, 2);
+    rdt_forest_train_batch(&b, rb, cb, 1);  /* D: site B holds 0.8 */
+    rdt_forest_train_batch(&b2, rb, cb, 2); /* D': and 0.9 */
+    rdt_forest *d0[3] = {&a, &b, &b}, *d1[3] = {&a, &b2, &b2};
+    ok = shard_sum(d0, broken ? 3 : 2, plan, sums[0], nc) && shard_sum(d1, broken ? 3 : 2, plan, sums[1], nc);
+  }
+  long k[2][FOREST_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "shard-broken" : "shard", 0);
+  for (long i = 0; ok && i < SAMPLES; i++)
+    for (int side = 0; side < 2; side++) {
+      memcpy(base.counts, sums[side], nc * sizeof *base.counts);
+      ok = rdt_forest_add_noise(&base, &rng) && rdt_forest_prepare(&base);
+      forest_events(&base, k[side]);
+    }
+  rdt_rng_clear(&rng);
+  if (ok)
+    report(broken ? "shard mode with site B's rows in two partials (a row counted twice; broken twin)"
+                  : "shard mode: RDT forest (2 trees) summed from 2 sites' partials, 3 vs 4 rows",
+           k[0], k[1], FOREST_EVENTS, rdt_eps_to_double(base.config.eps), !broken);
+  else
+    check(0, "shard audit setup");
+  free(sums[0]);
+  free(sums[1]);
+  rdt_forest_free(&base);
+  rdt_forest_free(&a);
+  rdt_forest_free(&b);
+  rdt_forest_free(&b2);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1658,6 +1740,8 @@ int main(void) {
   audit_unit(0);
   audit_unit(1);
   audit_unit(2);
+  audit_shard(0);
+  audit_shard(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

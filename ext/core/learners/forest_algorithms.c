@@ -25,6 +25,12 @@
 **      it fails closed. encode() writes the classic model BLOB (model.c).
 **   6. free() stops the thread and wipes every private intermediate: the
 **      counters (exact or released), the row buffers and the seed key.
+**   7. counters() (learner.h contract 3) gives the built forest's state once
+**      every row given is counted: RDT's leaf counters, a matrix forest's
+**      tables and counters, RDT#'s centre counters (its digest covers the
+**      centres drawn from the public rows); DiPriMe, whose trees grow from
+**      its buffered rows, and a partitioned matrix forest have none. The
+**      classic forests merge only through it: merge() stays NULL.
 */
 #include "forest_algorithms.h"
 
@@ -116,6 +122,8 @@ static void *fa_configure(const char *json, size_t len, rdt_learn_options_reader
   c->target_max = config->target_max;
   c->seeded = config->seeded;
   memcpy(c->seed_key, config->seed_key, sizeof c->seed_key);
+  c->keyed = config->keyed;
+  memcpy(c->structure_key, config->structure_key, sizeof c->structure_key);
   c->unit = config->unit;
   snprintf(ledger, ledger_size, "%s", config->ledger);
   memcpy(label, config->label, sizeof config->label);
@@ -340,6 +348,20 @@ static int fa_finish(void *st, rdt_rng *noise) {
   return released;
 }
 
+/* Contract 7: the rows still buffered are counted (and the counting thread
+** joined) first; then the forest's state (forest.h item 5). DiPriMe keeps
+** rows: none. */
+static uint32_t fa_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  forest_algorithms *fa = st;
+  if (!fa->built || fa->kind->buffers_rows || fa->forest.theta) return 0;
+  if (fa->pending) count_buffered(fa);
+  rdt_train_worker_free(fa->worker); /* waits until every row is counted */
+  fa->worker = NULL;
+  point_at_buffer(fa);
+  rdt_forest_digest(&fa->forest, digest);
+  return rdt_forest_state(&fa->forest, out, max);
+}
+
 /* The classic model BLOB (model.c), as the forest learners write theirs. */
 static void fa_encode(const void *st, rdt_bytes *out) {
   const forest_algorithms *fa = st;
@@ -411,5 +433,6 @@ const rdt_learner rdt_learner_forest_algorithms = {
     .public_row = fa_public_row,
     .build = fa_build,
     .row_failed = fa_row_failed,
+    .counters = fa_counters,
     .trained = fa_trained,
 };

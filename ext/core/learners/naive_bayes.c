@@ -107,10 +107,15 @@
 **      decode() checks eps_readout against the split.
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
-**      states of the same shape only; row() ignores a released state.
+**      states of the same shape only (the digest of counters(): shares,
+**      bins and every feature's bounds); row() ignores a released state.
+**      counters() (learner.h contract 3) offers the C class counts and the
+**      tables, at the fine resolution with "auto" bins, as one span; a
+**      state that keeps its rows (6c) offers none.
 */
 #include "naive_bayes.h"
 
+#include "../digest.h"
 #include "../moment_fit.h"
 #include "../select.h"
 
@@ -358,15 +363,39 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
   if (keep) keep[st->n_features] = (uint16_t)cls; /* < RDT_MAX_CLASSES */
 }
 
-/* Same options and schema: same shape and shares. */
+/* Contract 7: what the counters mean (shape, shares, binning facts). */
+static void nb_digest(const nb_state *st, unsigned char out[32]) {
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-naive-bayes-state-v1");
+  const uint64_t facts[] = {st->n_classes, st->n_features, st->bins, st->fine, (uint64_t)st->is_private,
+                            (uint64_t)st->derived, st->eps_class.num, st->eps_tables.num, st->n_counts,
+                            st->readout_opt, (uint64_t)st->chosen, st->eps_readout.num};
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) rdt_digest_u64(&d, facts[i]);
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    const rdt_feature *ft = &st->features[f];
+    rdt_digest_u64(&d, (uint64_t)ft->type << 32 | st->n_bins[f]);
+    rdt_digest_f64(&d, ft->min);
+    rdt_digest_f64(&d, ft->max);
+    rdt_digest_u64(&d, ft->n_values);
+  }
+  rdt_digest_final(&d, out);
+}
+
+/* Same options and schema: same shape, shares and bounds. */
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
-  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
-      a->is_private != b->is_private || a->derived != b->derived || a->eps_class.num != b->eps_class.num ||
-      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt ||
-      a->chosen != b->chosen || a->eps_readout.num != b->eps_readout.num)
-    return 0;
-  for (uint32_t f = 0; f < a->n_features; f++)
-    if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
+  unsigned char da[32], db[32];
+  nb_digest(a, da);
+  nb_digest(b, db);
+  return memcmp(da, db, sizeof da) == 0;
+}
+
+/* Contract 7: the counters, unless the state keeps its rows (6c) or has
+** been released. */
+static uint32_t nb_state_counters(void *p, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  nb_state *st = p;
+  if (st->released || st->chosen || max < 1) return 0;
+  out[0] = (rdt_span){st->counts, st->n_counts};
+  nb_digest(st, digest);
   return 1;
 }
 
@@ -777,6 +806,7 @@ const rdt_learner rdt_learner_naive_bayes = {
     .start = nb_start,
     .row = nb_row,
     .merge = nb_merge,
+    .counters = nb_state_counters,
     .finish = nb_finish,
     .encode = nb_encode,
     .decode = nb_decode,
