@@ -237,7 +237,7 @@ void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     ok = rdt_train_row(s, sqlite3_column_value(stmt, label_col), vals, err, sizeof err);
   }
   if (ok && rc != SQLITE_DONE) {
-    snprintf(err, sizeof err, "the query failed: %s", sqlite3_errmsg(db));
+    snprintf(err, sizeof err, "the query failed while it ran: %s", sqlite3_errmsg(db));
     ok = 0;
   }
   sqlite3_finalize(stmt);
