@@ -177,12 +177,15 @@ reproduce-tables: $(EXT)
 	    --datasets iris,balance_scale,congressional_voting,banknote,car --out results/defaults_small_sets.md
 
 # The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
-# depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows and writes it under build/.
+# depth) into results/scaling.md with plots, then shard mode on Dask (4 shards of 10^6 rows against one rdt_fit over their
+# union, a round's fixed cost, a site's memory). QUICK=1 stops the scaling report at 10^6 rows and writes it under build/,
+# and gives each shard 10^5 rows.
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
 	/usr/bin/python3 scripts/bench_matrix.py
 	/usr/bin/python3 scripts/bench_learners.py $(if $(QUICK),--rows 100000,)
 	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick --out build/scaling-quick,)
+	/usr/bin/python3 scripts/bench_shards.py $(if $(QUICK),--rows 100000,)
 
 demo:
 	bash examples/demo.sh
