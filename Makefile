@@ -23,7 +23,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthread \
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
-CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/plan.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
+CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/plan.c ext/core/mask.c ext/core/share.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
             ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
             ext/core/options.c ext/core/forest.c ext/core/forest_init.c ext/core/forest_learner.c ext/core/forest_json.c ext/core/matrix.c ext/core/sharp.c ext/core/batch.c ext/core/tree_selection.c ext/core/train_worker.c ext/core/model.c \
             ext/core/learner.c ext/core/moment_fit.c $(sort $(wildcard ext/core/forests/*.c)) $(sort $(wildcard ext/core/learners/*.c))
@@ -31,7 +31,7 @@ SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_model_cache.c ext/sql_train.c 
            ext/sql_cancel.c \
            ext/sql_median.c ext/sql_sign.c ext/sql_inspect.c ext/sql_export.c ext/sql_ledger.c ext/sql_batch.c \
            ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_evaluate.c ext/sql_check.c ext/sql_features.c \
-           ext/sql_shard.c
+           ext/sql_shard.c ext/sql_federated.c
 HEADERS := $(wildcard ext/*.h ext/core/*.h ext/core/forests/*.h ext/core/learners/*.h)
 
 EXT := dist/rdt.$(SOEXT)

@@ -169,6 +169,9 @@ void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_merge_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_merge_final(sqlite3_context *ctx);
 void rdt_finish_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* Federated mode's sites (sql_federated.c): rdt_site_keypair, rdt_share. */
+void rdt_site_keypair_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_share_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* rdt_check(options, query) and its aggregate form (sql_check.c);
 ** rdt_features(table_or_query, label) (sql_features.c). */
 void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -385,7 +385,9 @@ void rdt_train_session_free(rdt_train_session *st) {
   free(st);
 }
 
-unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+/* Step 5; noised: the counters carry their noise already (federated mode,
+** learner.h contract 9): finish_noised() releases them, drawing no noise. */
+static unsigned char *finish(rdt_train_session *st, int noised, size_t *size, char *err, size_t en) {
   const rdt_learner *l = st->learner;
   rdt_rng noise;
   rdt_rng_init_for(&noise, st->common.seeded ? st->common.seed_key : NULL, "noise", 0);
@@ -394,7 +396,8 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
   ** is asked for before it and after it. An interrupted finish releases
   ** nothing. */
   int asks = !l->build;
-  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) && l->finish(st->state, &noise) &&
+  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) &&
+                 (noised ? l->finish_noised && l->finish_noised(st->state, &noise) : l->finish(st->state, &noise)) &&
                  !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS));
   unsigned char *blob = NULL;
   if (released && l->whole_model) { /* the learner's encode writes the whole model */
@@ -435,6 +438,29 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
   else if (!blob)
     snprintf(err, en, "out of memory while encoding the model");
   return blob;
+}
+
+unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  return finish(st, 0, size, err, en);
+}
+
+unsigned char *rdt_train_finish_noised(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  return finish(st, 1, size, err, en);
+}
+
+uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max) {
+  return s->started && s->state && s->learner->noise ? s->learner->noise(s->state, out, max) : 0;
+}
+
+int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *note) {
+  if (strlen(ledger) >= sizeof s->ledger || strlen(note) >= sizeof s->note) return 0;
+  snprintf(s->ledger, sizeof s->ledger, "%s", ledger);
+  snprintf(s->note, sizeof s->note, "%s", note);
+  return 1;
+}
+
+int rdt_train_record_unmodelled(rdt_train_session *s, int released, char *err, size_t en) {
+  return rdt_ledger_record(&s->receipt, released, NULL, 0, NULL, err, en);
 }
 
 /* ---- the rdt_train aggregate --------------------------------------------- */

@@ -84,6 +84,18 @@ int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
 /* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
 unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* Federated mode (learner.h contract 9). After step 3: the noise finish()
+** would add, as blocks over the counters (0: not one discrete Laplace per
+** counter). Step 5 for counters that already carry it: the model, no noise
+** drawn. */
+uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max);
+unsigned char *rdt_train_finish_noised(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* Before step 2: the ledger (and note) to charge, for a call whose options
+** name none (a federated site's own ledger). 0 when too long. */
+int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *note);
+/* Step 6 for a release that is no model (a federated share): its outcome,
+** without a model id or hash. */
+int rdt_train_record_unmodelled(rdt_train_session *s, int released, char *err, size_t en);
 /* After step 2 charged a ledger, whatever happened next: records the
 ** outcome, "released" with the model's id, hash and what was trained (blob:
 ** the model), or "failed" (blob NULL). A no-op without a charge. Returns 0

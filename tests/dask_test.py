@@ -7,7 +7,9 @@ over real process boundaries, one actor per shard database.
 Checks: seeded, the model equals rdt_fit over the union byte for byte (three shards, one empty,
 one with its own query); a ledger on the coordinator is charged once and records the release; a
 shard whose query fails raises ShardError naming it and leaves the charge pending; rdt_plan's
-refusals come before any actor; federated=True is refused before any charge. Without
+refusals come before any actor. Federated: the seeded model over the actors (each with its own
+key) equals the one the same plan's shares give in one process with other keys; a failing site
+releases nothing; the ledger is charged once; a learner federated mode cannot train is refused. Without
 python3-distributed: one labelled skip. Prints "ok - ..." / "not ok - ..." and
 "N passed, N failed[, N skipped]".
 """
@@ -109,7 +111,7 @@ def main():
         # The ledger lives with the coordinator: charged once by the plan, the release recorded.
         coord = sqlite3.connect(os.path.join(tmp, "curator.db"))
         sqlite_rdt.load(coord, ext)
-        coord.execute("CREATE VIRTUAL TABLE budget USING rdt_ledger(epsilon_budget=2)")
+        coord.execute("CREATE VIRTUAL TABLE budget USING rdt_ledger(epsilon_budget=4)")
         charged = '{"algorithm": "rdt", "epsilon": 1, "ledger": "budget", ' + FEATURES + "}"
         m = sd.fit(client, shards, charged, QUERY, coordinator=coord, extension=ext)
         rows = coord.execute("SELECT function, outcome, epsilon FROM budget WHERE id > 0").fetchall()
@@ -142,13 +144,51 @@ def main():
         n = coord.execute("SELECT count(*) FROM budget WHERE id > 0").fetchone()[0]
         check("a learner shard mode cannot train is refused by rdt_plan, before any charge",
               err is not None and err.startswith('rdt_plan: "boost" has no partial state') and n == 2, (err, n))
+        # Federated: each site keeps its key; the shares' masks cancel across the worker processes.
+        fed = '{"algorithm": "rdt", "epsilon": 1, "depth": 6, "trees": 8, "seed": 4, ' + FEATURES + "}"
+        fstats = {}
+        fm = sd.fit(client, shards, fed, QUERY, federated=True, extension=ext, stats=fstats)
+        # The same seeded plan's shares made in this process with other keys: the sum, hence the model,
+        # does not depend on the keys (the masks cancel exactly); only on the rows and the seeded noise.
+        keys = [u.execute("SELECT rdt_site_keypair()").fetchone()[0] for _ in range(3)]
+        plan = u.execute("SELECT rdt_plan(json_set(?, '$.federated', json_object('sites', json(?))))",
+                         (fed, "[%s]" % ",".join('"%s"' % __import__("json").loads(k)["public_key"] for k in keys))
+                         ).fetchone()[0]
+        u.execute("ATTACH ? AS s0", (site0,))
+        u.execute("ATTACH ? AS s1", (site1,))
+        u.execute("ATTACH ? AS s2", (site2,))
+        queries = [QUERY.replace("notes", "s0.notes"), QUERY.replace("notes", "s1.banknotes"),
+                   QUERY.replace("notes", "s2.notes")]
+        shares = [u.execute("SELECT rdt_share(?, ?, json_object('secret_key', json_extract(?, '$.secret_key')))",
+                            (plan, q, k)).fetchone()[0] for q, k in zip(queries, keys)]
+        local = u.execute("SELECT rdt_finish(?, (SELECT rdt_merge(column1) FROM (VALUES (?), (?), (?))))",
+                          [plan] + shares).fetchone()[0]
+        check("federated, seeded: the shares of 3 actors, each masked with its own key, sum to the model the same "
+              "plan's shares give in one process with other keys (the masks cancel exactly)", fm == local)
+        facc = u.execute("SELECT avg(rdt_predict(?, variance, skewness, curtosis, entropy) = label) FROM notes",
+                         (fm,)).fetchone()[0]
+        check("the federated model predicts the union's rows (accuracy above 0.8)", facc > 0.8, facc)
         try:
-            sd.fit(client, shards, charged, QUERY, federated=True, coordinator=coord, extension=ext)
+            sd.fit(client, [site0, (site1, "SELECT * FROM nope")], fed, QUERY, federated=True, extension=ext)
             err = None
-        except NotImplementedError as e:
+        except sd.ShardError as e:
+            err = str(e)
+        check("federated: a site that fails raises ShardError; nothing is released", err is not None and "site1.db" in err,
+              err)
+        fc = '{"algorithm": "rdt", "epsilon": 1, "depth": 6, "ledger": "budget", ' + FEATURES + "}"
+        sd.fit(client, shards, fc, QUERY, federated=True, coordinator=coord, extension=ext)
+        rows = coord.execute("SELECT function, outcome, request LIKE '%federated plan%' FROM budget WHERE id > 2").fetchall()
+        check("federated with the coordinator's ledger: one charge, by rdt_plan, released", rows == [("rdt_plan", "released", 1)],
+              rows)
+        try:
+            sd.fit(client, shards, '{"algorithm": "rdt", "epsilon": 1, "ledger": "budget", ' + FEATURES + "}", QUERY,
+                   federated=True, coordinator=coord, extension=ext)
+            err = None
+        except sqlite3.OperationalError as e:
             err = str(e)
         n = coord.execute("SELECT count(*) FROM budget WHERE id > 0").fetchone()[0]
-        check("federated=True is refused before anything is charged", err is not None and n == 2, (err, n))
+        check("federated: an automatic depth is refused by rdt_plan (it needs the merged exact counts), nothing charged",
+              err is not None and "cannot be federated" in err and n == 3, (err, n))
         try:
             sd.fit(client, [], seeded, QUERY, extension=ext)
             err = None

@@ -122,8 +122,8 @@ suite "RDT#'s public query on an application's connection (its functions, its au
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "one model over many databases: sqlite_rdt.dask.fit on a LocalCluster" "${python_ext[@]}" tests/dask_test.py "$RDT_EXT"
 if /usr/bin/python3 -c 'import distributed' 2>/dev/null; then
-  walkthrough "examples/dask_shards.py: four databases, one model, the ledger charged once" \
-    "^ledger: rdt_plan charged 1.0, released;;^accuracy over the four sites' 1372 rows: 0\.[89]" \
+  walkthrough "examples/dask_shards.py: four databases, one model, the ledger charged once; then federated" \
+    "^ledger: rdt_plan charged 1.0, released;;^accuracy over the four sites' 1372 rows: 0\.[89];;^federated model: accuracy over the four sites' 1372 rows: 0\.[789]" \
     "${python_ext[@]}" examples/dask_shards.py "$RDT_EXT"
 else
   echo "ok - examples/dask_shards.py # SKIP dask.distributed is not installed (apt-get install python3-distributed)"

@@ -18,6 +18,7 @@
 #include "core/forest_json.h"
 #include "core/json.h"
 #include "core/json_io.h"
+#include "core/mask.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
@@ -28,6 +29,7 @@
 #include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
+#include "core/share.h"
 #include "core/sign.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
@@ -2483,6 +2485,134 @@ static void test_shard(void) {
   rdt_bytes_free(&canon);
 }
 
+/* ---- federated mode: masks, shares, the plan's roster -------------------- */
+
+static void test_federated(void) {
+  enum { SITES = 4, N = 1000 };
+  unsigned char pk[SITES * 32], sk[SITES][32], ctx[32];
+  static uint64_t v[SITES][N], m[SITES][N];
+  memset(ctx, 9, sizeof ctx);
+  rdt_rng r;
+  seeded(&r, "federated vectors");
+  for (int i = 0; i < SITES; i++) {
+    rdt_mask_keypair(pk + 32 * i, sk[i]);
+    for (int j = 0; j < N; j++) v[i][j] = m[i][j] = rdt_rng_below(&r, 1000);
+  }
+  rdt_rng_clear(&r);
+  int ok = 1;
+  for (int i = 0; i < SITES; i++) ok &= rdt_mask_apply(m[i], N, pk, SITES, (uint32_t)i, sk[i], ctx, 0);
+  int cancel = ok, hidden = ok, partial_cancel = 1;
+  for (int j = 0; j < N; j++) {
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (int i = 0; i < SITES; i++) {
+      a += v[i][j];
+      b += m[i][j];
+      if (i) {
+        c += v[i][j];
+        d += m[i][j];
+      }
+    }
+    cancel &= a == b;
+    hidden &= m[0][j] != v[0][j] && m[0][j] > 1000000;
+    partial_cancel &= c != d;
+  }
+  check(cancel, "mask: the masks of all 4 sites cancel exactly in the sum (mod 2^64)");
+  check(hidden, "mask: a masked vector shows none of its values (every masked value differs and is far from them)");
+  check(partial_cancel, "mask: without one site's vector the others' masks do not cancel (a dropout leaves noise)");
+  /* Fresh per plan and round: another context or round gives another mask. */
+  uint64_t x[4] = {0, 0, 0, 0}, y[4] = {0, 0, 0, 0}, z[4] = {0, 0, 0, 0};
+  unsigned char ctx2[32];
+  memset(ctx2, 8, sizeof ctx2);
+  ok = rdt_mask_apply(x, 4, pk, SITES, 1, sk[1], ctx, 0) && rdt_mask_apply(y, 4, pk, SITES, 1, sk[1], ctx2, 0) &&
+       rdt_mask_apply(z, 4, pk, SITES, 1, sk[1], ctx, 1);
+  check(ok && memcmp(x, y, sizeof x) != 0 && memcmp(x, z, sizeof x) != 0,
+        "mask: another plan digest or round gives another mask (never reused)");
+  /* Contract 6: refusals leave the vector unchanged. */
+  uint64_t w[4] = {1, 2, 3, 4};
+  unsigned char dup[3 * 32], low[2 * 32];
+  memcpy(dup, pk, 64);
+  memcpy(dup + 64, pk, 32);
+  memcpy(low, pk, 32);
+  memset(low + 32, 0, 32); /* the all-zero point: low order */
+  int refused = !rdt_mask_apply(w, 4, pk, SITES, 1, sk[0], ctx, 0) && !rdt_mask_apply(w, 4, dup, 3, 1, sk[1], ctx, 0) &&
+                !rdt_mask_apply(w, 4, low, 2, 0, sk[0], ctx, 0) && !rdt_mask_apply(w, 4, pk, 1, 0, sk[0], ctx, 0);
+  check(refused && w[0] == 1 && w[3] == 4,
+        "mask: another site's secret key, a repeated roster key, a low-order key, one site: refused, vector unchanged");
+  /* share.h: blocks cover the counters; s = 0 counters are sent as 0; the shares sum to counters + noise. */
+  int64_t counts[SITES][6];
+  uint64_t sh[SITES][6];
+  rdt_noise_block blocks[2] = {{2, 0, 0}, {4, 1, 1}}, wrong[1] = {{5, 1, 1}};
+  rdt_rng noise;
+  seeded(&noise, "federated noise");
+  for (int i = 0; i < SITES; i++)
+    for (int j = 0; j < 6; j++) counts[i][j] = 10 * i + j;
+  ok = !rdt_share_make(sh[0], counts[0], 6, wrong, 1, &noise, pk, SITES, 0, sk[0], ctx, 0);
+  check(ok, "share: noise blocks that do not cover the counters are refused, nothing drawn");
+  ok = 1;
+  for (int i = 0; i < SITES; i++) ok &= rdt_share_make(sh[i], counts[i], 6, blocks, 2, &noise, pk, SITES, (uint32_t)i, sk[i], ctx, 0);
+  uint64_t total[6] = {0};
+  for (int i = 0; i < SITES; i++)
+    for (int j = 0; j < 6; j++) total[j] += sh[i][j];
+  int noisy = 0, near = 1;
+  for (int j = 2; j < 6; j++) {
+    int64_t exact = 0;
+    for (int i = 0; i < SITES; i++) exact += counts[i][j];
+    noisy |= (int64_t)total[j] != exact; /* 4 draws of scale 1 per counter: all zero almost never */
+    near &= llabs((int64_t)total[j] - exact) < 100;
+  }
+  check(ok && total[0] == 0 && total[1] == 0 && noisy && near,
+        "share: summed shares are 0 where nothing is released and the exact sum plus noise elsewhere");
+  rdt_rng_clear(&noise);
+  /* partial.h: masked shares add modulo 2^64 and never with exact states. */
+  unsigned char plan_digest[32], id1[16], id2[16];
+  memset(plan_digest, 3, 32);
+  memset(id1, 1, 16);
+  memset(id2, 2, 16);
+  uint64_t big[1] = {UINT64_MAX}, one[1] = {2};
+  rdt_partial a, b, e;
+  char err[200];
+  int64_t zero[1] = {0};
+  rdt_span zs = {zero, 1};
+  ok = rdt_partial_from_masked(&a, plan_digest, 0, big, 1, id1) && rdt_partial_from_masked(&b, plan_digest, 0, one, 1, id2) &&
+       rdt_partial_merge(&a, &b, err, sizeof err) && a.counters[0] == 1;
+  check(ok, "partial: masked shares add modulo 2^64 (UINT64_MAX + 2 = 1), not refused as an overflow");
+  ok = rdt_partial_from_spans(&e, plan_digest, 0, &zs, 1) && !rdt_partial_merge(&e, &b, err, sizeof err) &&
+       strstr(err, "do not add") != NULL;
+  check(ok, "partial: an exact partial and a masked share do not add");
+  rdt_partial_free(&a);
+  rdt_partial_free(&b);
+  rdt_partial_free(&e);
+  /* plan.h: "federated" leaves the options; the roster is in the digest. */
+  char opts[600], hex[65];
+  size_t at = (size_t)snprintf(opts, sizeof opts, "{\"epsilon\": 1, \"federated\": {\"sites\": [");
+  for (int i = 0; i < 2; i++) {
+    sodium_bin2hex(hex, sizeof hex, pk + 32 * i, 32);
+    at += (size_t)snprintf(opts + at, sizeof opts - at, "%s\"%s\"", i ? "," : "", hex);
+  }
+  snprintf(opts + at, sizeof opts - at, "]}, \"ledger\": \"b\"}");
+  rdt_bytes rest;
+  unsigned char *sites = NULL;
+  uint32_t n_sites = 0;
+  ok = rdt_plan_federated(opts, strlen(opts), &rest, &sites, &n_sites, err, sizeof err);
+  check(ok && n_sites == 2 && memcmp(sites, pk, 64) == 0 && rest.n == strlen("{\"epsilon\":1,\"ledger\":\"b\"}") &&
+            memcmp(rest.p, "{\"epsilon\":1,\"ledger\":\"b\"}", rest.n) == 0,
+        "plan: \"federated\" gives the roster and leaves the rest of the options");
+  rdt_bytes_free(&rest);
+  free(sites);
+  const char *bad[] = {"{\"federated\": {\"sites\": [\"00\"]}}", "{\"federated\": 1}", "{\"federated\": {\"sites\": []}}",
+                       "{\"federated\": {\"sites\": [\"0000000000000000000000000000000000000000000000000000000000000000\","
+                       "\"0100000000000000000000000000000000000000000000000000000000000000\"]}}"};
+  int all_bad = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (rdt_plan_federated(bad[i], strlen(bad[i]), &rest, &sites, &n_sites, err, sizeof err)) {
+      all_bad = 0;
+      rdt_bytes_free(&rest);
+      free(sites);
+    }
+  }
+  check(all_bad, "plan: a roster of one site, no object, no sites, or low-order keys is refused");
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -2517,6 +2647,7 @@ int main(int argc, char **argv) {
   test_sign();
   test_unit();
   test_shard();
+  test_federated();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

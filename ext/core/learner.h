@@ -45,6 +45,12 @@
 **      returns as it is: no learner envelope, no learner id, and the registry
 **      never finds it by name or id (rdt_learner_find, rdt_learner_by_id),
 **      so no caller decodes a model as its payload or picks it as a candidate.
+**   9. Federated mode (noise(), finish_noised()): each site adds noise()'s
+**      whole noise to its own counters (its share, ε-DP on its rows alone,
+**      the learner's own proof applied to them), the masked shares are
+**      summed, and finish_noised() releases the sum as finish() would have
+**      released noisy counters: post-processing only. Counters of a block
+**      with s = 0 are never released: a site sends 0 for them.
 ** Neighbouring relation for every learner: add or remove one row.
 */
 #ifndef RDT_LEARNER_H
@@ -164,6 +170,18 @@ typedef struct rdt_learner {
   ** released). The caller may read the spans and add to them; finish()
   ** then releases the sum. */
   uint32_t (*counters)(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]);
+  /* Contract 9, optional (NULL: not in federated mode). When finish() adds
+  ** one independent discrete Laplace to each counter of counters() and
+  ** nothing else is drawn from the noisy or exact state (no noisy count
+  ** that picks a depth or bins, no selection), that noise as blocks in the
+  ** counters' order, fixed by the options before any row: their number.
+  ** 0 otherwise, or for a non-private state. */
+  uint32_t (*noise)(const void *st, rdt_noise_block *out, uint32_t max);
+  /* Contract 9: finish() for counters that already carry noise()'s noise
+  ** (the sum of the sites' shares): the same release, drawing no noise;
+  ** `post` serves post-processing only (a readout's synthetic sample). 0
+  ** when memory runs out. */
+  int (*finish_noised)(void *st, rdt_rng *post);
   /* Optional (NULL: no plan): the plan for n^ rows; returns 0 when none. */
   int (*plan)(const void *st, double n_hat, rdt_learn_plan *out);
   /* Optional (NULL: one): the readouts a released state offers, different

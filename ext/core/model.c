@@ -699,6 +699,10 @@ static int read_kept(reader *s, rdt_forest *f) {
 /* A BLOB that is no model; a partial state (partial.h) is named, so that
 ** nobody mistakes it for one. */
 static int not_a_model(const unsigned char *buf, size_t size, char *err, size_t en) {
+  if (rdt_partial_magic(buf, size) && size >= 16 && buf[12] == RDT_PARTIAL_MASKED)
+    return fail(err, en, "not an rdt model but a masked share of federated mode (RDTPART1, made by rdt_share or "
+                         "rdt_merge): meaningless alone; rdt_finish(plan, the sum of every site's share) releases "
+                         "the model");
   if (rdt_partial_magic(buf, size))
     return fail(err, en, "not an rdt model but an exact partial training state (RDTPART1, made by rdt_partial or "
                          "rdt_merge): private data of the sites' rows, never to be published; rdt_finish(plan, "

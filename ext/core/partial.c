@@ -38,6 +38,7 @@ int rdt_spans_add(rdt_span *s, uint32_t k, const int64_t *in) {
 int rdt_partial_from_spans(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_DIGEST_BYTES], uint32_t round,
                            const rdt_span *s, uint32_t k) {
   memset(p, 0, sizeof *p);
+  p->flags = RDT_PARTIAL_EXACT;
   memcpy(p->plan, plan, RDT_PARTIAL_DIGEST_BYTES);
   p->round = round;
   p->n = rdt_spans_count(s, k);
@@ -50,6 +51,22 @@ int rdt_partial_from_spans(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_
   rdt_rng_bytes(&os, p->ids, RDT_PARTIAL_ID_BYTES);
   rdt_rng_clear(&os);
   rdt_spans_read(s, k, p->counters);
+  return 1;
+}
+
+int rdt_partial_from_masked(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_DIGEST_BYTES], uint32_t round,
+                            const uint64_t *vec, uint64_t n, const unsigned char id[RDT_PARTIAL_ID_BYTES]) {
+  memset(p, 0, sizeof *p);
+  p->flags = RDT_PARTIAL_MASKED;
+  memcpy(p->plan, plan, RDT_PARTIAL_DIGEST_BYTES);
+  p->round = round;
+  p->n = n;
+  p->n_ids = 1;
+  p->ids = malloc(RDT_PARTIAL_ID_BYTES);
+  p->counters = malloc((size_t)(n ? n : 1) * sizeof *p->counters);
+  if (!p->ids || !p->counters) return 0;
+  memcpy(p->ids, id, RDT_PARTIAL_ID_BYTES);
+  for (uint64_t i = 0; i < n; i++) p->counters[i] = (int64_t)vec[i]; /* two's complement: mod 2^64 */
   return 1;
 }
 
@@ -85,7 +102,7 @@ unsigned char *rdt_partial_encode(const rdt_partial *p, size_t *size) {
   if (!b) return NULL;
   memcpy(b, RDT_PARTIAL_MAGIC, 8);
   put_u32(b + 8, RDT_PARTIAL_FORMAT);
-  put_u32(b + 12, RDT_PARTIAL_EXACT);
+  put_u32(b + 12, p->flags);
   memcpy(b + 16, p->plan, RDT_PARTIAL_DIGEST_BYTES);
   put_u32(b + 48, p->round);
   put_u32(b + 52, p->n_ids);
@@ -113,7 +130,8 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
   if (!rdt_partial_magic(buf, size)) return fail(err, en, "not a partial training state of rdt_partial");
   if (size < RDT_PARTIAL_HEADER + RDT_PARTIAL_DIGEST_BYTES) return fail(err, en, "the partial state is truncated");
   if (get_u32(buf + 8) != RDT_PARTIAL_FORMAT) return fail(err, en, "unsupported partial state format");
-  if (get_u32(buf + 12) != RDT_PARTIAL_EXACT) return fail(err, en, "the partial state has unknown flags");
+  uint32_t flags = get_u32(buf + 12);
+  if (flags != RDT_PARTIAL_EXACT && flags != RDT_PARTIAL_MASKED) return fail(err, en, "the partial state has unknown flags");
   uint32_t n_ids = get_u32(buf + 52);
   uint64_t n = get_u64(buf + 56), total = blob_size(n_ids, n);
   if (n_ids == 0 || total == 0 || total != size)
@@ -127,6 +145,7 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
     if (memcmp(ids + (size_t)(i - 1) * RDT_PARTIAL_ID_BYTES, ids + (size_t)i * RDT_PARTIAL_ID_BYTES,
                RDT_PARTIAL_ID_BYTES) >= 0)
       return fail(err, en, "the partial state's ids are not in order (edited)");
+  p->flags = flags;
   memcpy(p->plan, buf + 16, RDT_PARTIAL_DIGEST_BYTES);
   p->round = get_u32(buf + 48);
   p->n_ids = n_ids;
@@ -148,6 +167,7 @@ int rdt_partial_merge(rdt_partial *into, const rdt_partial *from, char *err, siz
     return fail(err, en, "the partial states come from different plans");
   if (into->round != from->round) return fail(err, en, "the partial states come from different rounds");
   if (into->n != from->n) return fail(err, en, "the partial states have different lengths");
+  if (into->flags != from->flags) return fail(err, en, "exact partial states and masked shares do not add");
   uint64_t n_ids = (uint64_t)into->n_ids + from->n_ids;
   if (n_ids > RDT_PARTIAL_MAX_IDS) return fail(err, en, "too many partial states in one sum");
   /* The ids in order, merged; a repeat is the same partial summed twice. */
@@ -173,7 +193,11 @@ int rdt_partial_merge(rdt_partial *into, const rdt_partial *from, char *err, siz
     else b++;
   }
   int ok = !repeat;
-  for (uint64_t i = 0; ok && i < into->n; i++) ok = add_exact(into->counters[i], from->counters[i], &sum[i]);
+  if (into->flags == RDT_PARTIAL_MASKED) /* modulo 2^64: the masks cancel only so (mask.h) */
+    for (uint64_t i = 0; ok && i < into->n; i++)
+      sum[i] = (int64_t)((uint64_t)into->counters[i] + (uint64_t)from->counters[i]);
+  else
+    for (uint64_t i = 0; ok && i < into->n; i++) ok = add_exact(into->counters[i], from->counters[i], &sum[i]);
   if (!ok) {
     sodium_memzero(sum, (size_t)(into->n ? into->n : 1) * sizeof *sum);
     free(sum);

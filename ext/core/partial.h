@@ -9,22 +9,28 @@
 **      (the options, the schema, the structure key), never by the rows.
 **      Merging two states of one plan adds them counter by counter.
 **   2. The BLOB (little-endian): magic "RDTPART1", u32 format 1, u32 flags
-**      (RDT_PARTIAL_EXACT, the only one), the plan's 32-byte digest, u32
-**      round, u32 n_ids, u64 n, then n_ids ids of 16 bytes in increasing
-**      order (one per rdt_partial call summed into it), n counters as
-**      two's-complement u64, and a BLAKE2b-256 checksum of everything before
-**      it. Its magic is not a model's ("RDTMODEL"): every model decoder
-**      refuses it, and model.c names it.
-**   3. The counters are exact functions of the rows: a partial is private
-**      data, never a release. It carries no ε and no noise.
+**      (RDT_PARTIAL_EXACT or RDT_PARTIAL_MASKED, exactly one), the plan's
+**      32-byte digest, u32 round, u32 n_ids, u64 n, then n_ids ids of 16
+**      bytes in increasing order (one per rdt_partial call summed into it;
+**      a masked share's is its site's public key, cut to 16 bytes), n
+**      counters as two's-complement u64, and a BLAKE2b-256 checksum of
+**      everything before it. Its magic is not a model's ("RDTMODEL"): every
+**      model decoder refuses it, and model.c names it.
+**   3. EXACT (shard mode): the counters are exact functions of the rows,
+**      private data, never a release; no ε, no noise. MASKED (federated
+**      mode, share.h): a site's noisy counters under its pairwise mask,
+**      uniform to whoever lacks the other sites' keys; only the sum of
+**      every site's share means anything.
 **   4. rdt_partial_decode validates everything (length, checksum, flags,
 **      ids in order, sizes within RDT_PARTIAL_MAX_*) before it allocates
 **      what the header asks for; hostile bytes give an error, never a crash.
-**   5. rdt_partial_merge refuses a partial of another plan, another round or
-**      another length, and one whose ids meet the other's: the same partial
-**      summed twice would count its rows twice, doubling every row's weight
-**      beyond the sensitivity the noise is set for. The sum is exact: a
-**      counter that would overflow int64 is an error, not a wrap.
+**   5. rdt_partial_merge refuses a partial of another plan, another round,
+**      another length or the other kind, and one whose ids meet the other's:
+**      the same partial summed twice would count its rows twice, doubling
+**      every row's weight beyond the sensitivity the noise is set for. An
+**      exact sum is exact: a counter that would overflow int64 is an error,
+**      not a wrap. Masked shares add modulo 2^64 (their masks cancel only
+**      so, mask.h).
 **   6. rdt_partial_free wipes the counters before it frees them.
 */
 #ifndef RDT_PARTIAL_H
@@ -36,6 +42,7 @@
 #define RDT_PARTIAL_MAGIC "RDTPART1"
 #define RDT_PARTIAL_FORMAT 1u
 #define RDT_PARTIAL_EXACT 1u
+#define RDT_PARTIAL_MASKED 2u
 #define RDT_PARTIAL_ID_BYTES 16
 #define RDT_PARTIAL_DIGEST_BYTES 32
 #define RDT_PARTIAL_HEADER 64
@@ -58,6 +65,7 @@ void rdt_spans_read(const rdt_span *s, uint32_t k, int64_t *out);
 int rdt_spans_add(rdt_span *s, uint32_t k, const int64_t *in);
 
 typedef struct rdt_partial {
+  uint32_t flags; /* RDT_PARTIAL_EXACT or RDT_PARTIAL_MASKED */
   unsigned char plan[RDT_PARTIAL_DIGEST_BYTES];
   uint32_t round;
   uint32_t n_ids;
@@ -70,6 +78,10 @@ typedef struct rdt_partial {
 ** 0 when memory runs out (p left freeable). */
 int rdt_partial_from_spans(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_DIGEST_BYTES], uint32_t round,
                            const rdt_span *s, uint32_t k);
+/* A masked share (contract 3): n values of vec (mod 2^64), the given id.
+** 0 when memory runs out (p left freeable). */
+int rdt_partial_from_masked(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_DIGEST_BYTES], uint32_t round,
+                            const uint64_t *vec, uint64_t n, const unsigned char id[RDT_PARTIAL_ID_BYTES]);
 /* Contract 2: the BLOB (malloc'd) or NULL when memory runs out. */
 unsigned char *rdt_partial_encode(const rdt_partial *p, size_t *size);
 /* Contract 4: 1, or 0 with a message (no prefix) and nothing to free. */

@@ -22,8 +22,8 @@ Contract:
      JSON text of rdt_fit's options, or a dict.
   2. The plan is made first, on `coordinator` (a sqlite3 connection with rdt loaded; None: a
      fresh in-memory one, which has no ledger): its checks and its one ledger charge happen
-     before any actor is started or any row of any shard is read. Its errors are raised as they
-     are (sqlite3.OperationalError, "rdt_plan: ...").
+     before any actor is started (federated: before any actor reads a row) or any row of any
+     shard is read. Its errors are raised as they are (sqlite3.OperationalError, "rdt_plan: ...").
   3. One dask actor per shard (a SQLite connection cannot be pickled), placed round-robin over
      the client's workers. Each opens its database read-only (mode=ro), loads rdt (`extension`:
      the file to load on the workers; None: each worker's own sqlite_rdt.load search), and runs
@@ -35,8 +35,14 @@ Contract:
      ledger, the plan's charge records the release; a plan releases one model.
   5. A shard that fails raises ShardError naming it, and nothing is finished: the plan's charge
      stays pending (what was charged stays spent; make a new plan for the next attempt).
-  6. federated=True (sites that must not show their counters) is not provided by this module
-     yet: NotImplementedError, raised before anything is charged.
+  6. federated=True: federated mode, for sites that must not show their counters to anyone,
+     the coordinator included (sql/reference.md, "Federated mode"). Each actor makes its own
+     X25519 key pair (rdt_site_keypair) and keeps the secret key in its worker; the client puts
+     the public keys in the plan ("federated": {"sites": [...]}), so the actors start before
+     rdt_plan here, but no row is read before it. Each site returns rdt_share: its counters
+     plus the release's whole noise, under its pairwise mask; the coordinator sums them and
+     rdt_finish adds no noise. Every site must answer: one that fails raises ShardError and
+     nothing is released (its mask would not cancel); the plan's charge stays spent.
   7. stats, a dict when given, receives the time of each step in seconds ("plan", "partials",
      "merge", "finish", "total"), the bytes of partial states received ("partial_bytes") and
      per site its process's resident memory before and at its peak, in bytes ("site_rss").
@@ -83,6 +89,20 @@ class _Site:
         load(self.conn, extension)
         self.rss_before = _rss()[0]
 
+    def keypair(self):
+        """Contract 6: a fresh X25519 pair; the secret key stays in this actor."""
+        pair = json.loads(self.conn.execute("SELECT rdt_site_keypair()").fetchone()[0])
+        self.secret_key = pair["secret_key"]
+        return pair["public_key"]
+
+    def share(self, plan, query):
+        site = json.dumps({"secret_key": self.secret_key})
+        try:
+            row = self.conn.execute("SELECT rdt_share(?, ?, ?)", (plan, query, site)).fetchone()
+        except sqlite3.Error as e:
+            raise ShardError("shard %s: %s" % (self.path, e)) from None
+        return row[0]
+
     def partial(self, plan, query):
         try:
             row = self.conn.execute("SELECT rdt_partial(?, ?)", (plan, query)).fetchone()
@@ -94,6 +114,7 @@ class _Site:
         return (self.rss_before, _rss()[1])
 
     def close(self):
+        self.secret_key = None
         self.conn.close()
 
 
@@ -129,34 +150,49 @@ def _merge(conn, parts):
 def fit(client, shards, options, query=None, federated=False, coordinator=None, extension=None, stats=None):
     """The model BLOB of shard mode over `shards` (module contract)."""
     t0 = time.perf_counter()
-    if federated:
-        raise NotImplementedError("sqlite_rdt.dask.fit: federated mode (sites that must not show their counters) "
-                                  "is not provided yet; use shard mode (federated=False)")
-    if not isinstance(options, str):
-        options = json.dumps(options)
+    options_doc = None
+    if federated or not isinstance(options, str):  # the text goes to rdt_plan as it is otherwise
+        options_doc = json.loads(options) if isinstance(options, str) else options
+        if not isinstance(options_doc, dict):
+            raise ValueError("sqlite_rdt.dask.fit: the options must be a JSON object")
     sites = _shard_list(shards, query)
     own = coordinator is None
     if own:
         coordinator = sqlite3.connect(":memory:")
         load(coordinator, extension)
     try:
-        # Contract 2: checks and the one charge, before any site.
-        plan = coordinator.execute("SELECT rdt_plan(?)", (options,)).fetchone()[0]
-        t_plan = time.perf_counter()
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise RuntimeError("sqlite_rdt.dask.fit: the client's cluster has no workers")
-        actors = [client.submit(_Site, path, extension, actor=True, workers=[workers[i % len(workers)]],
-                                pure=False)
-                  for i, (path, _) in enumerate(sites)]
-        handles = []
-        try:
+
+        def start_actors():
+            actors = [client.submit(_Site, path, extension, actor=True, workers=[workers[i % len(workers)]],
+                                    pure=False)
+                      for i, (path, _) in enumerate(sites)]
+            handles = []
             for (path, _), a in zip(sites, actors):
                 try:
                     handles.append(a.result())
                 except Exception as e:  # the actor could not open its database or load rdt
+                    client.cancel(actors)
                     raise ShardError("shard %s: %s" % (path, e)) from None
-            calls = [h.partial(plan, q) for h, (_, q) in zip(handles, sites)]
+            return actors, handles
+
+        actors = handles = None
+        if federated:  # contract 6: the sites' keys go into the plan
+            actors, handles = start_actors()
+        try:
+            if federated:
+                keys = [h.keypair().result() for h in handles]
+                options = json.dumps(dict(options_doc, federated={"sites": keys}))
+            elif not isinstance(options, str):
+                options = json.dumps(options_doc)
+            # Contract 2: checks and the one charge, before any site reads a row.
+            plan = coordinator.execute("SELECT rdt_plan(?)", (options,)).fetchone()[0]
+            t_plan = time.perf_counter()
+            if not federated:
+                actors, handles = start_actors()
+            calls = [(h.share if federated else h.partial)(plan, q) for h, (_, q) in zip(handles, sites)]
             parts = []
             for (path, _), c in zip(sites, calls):
                 try:
@@ -170,8 +206,9 @@ def fit(client, shards, options, query=None, federated=False, coordinator=None, 
             for h in handles:
                 h.close().result()
         finally:
-            del handles
-            client.cancel(actors)
+            handles = None
+            if actors:
+                client.cancel(actors)
         merged = _merge(coordinator, parts)
         t_merge = time.perf_counter()
         model = coordinator.execute("SELECT rdt_finish(?, ?)", (plan, merged)).fetchone()[0]

@@ -17,6 +17,10 @@
 **      {count, sum}; unreleased states merge by addition when their digests
 **      (classes, privacy, eps, target bounds) agree. finish() releases once;
 **      a released state takes no rows and offers no counters.
+**   5. Federated (learner.h contract 9): finish()'s noise is exactly one
+**      discrete Laplace per counter (1: scale 1/ε; 2: 1/(ε/2) and
+**      2^16/(ε/2)), so noise() describes it and finish_noised() only marks
+**      the sum of the sites' noisy shares released.
 */
 #include "constant.h"
 
@@ -124,6 +128,29 @@ static int constant_finish(void *st, rdt_rng *noise) {
   return s->released = 1;
 }
 
+/* Contract 5: finish()'s noise as blocks (learner.h contract 9). */
+static uint32_t constant_noise(const void *st, rdt_noise_block *out, uint32_t max) {
+  const constant_state *s = st;
+  uint64_t a, b, a2, b2;
+  rdt_eps e = share(s);
+  if (!s->is_private || s->released || max < 2 || e.num == 0 || !rdt_laplace_params(e, 1, &a, &b)) return 0;
+  if (s->n_classes) {
+    out[0] = (rdt_noise_block){s->n_classes, a, b};
+    return 1;
+  }
+  if (!rdt_laplace_params(e, (uint64_t)1 << GRID_LOG2, &a2, &b2)) return 0;
+  out[0] = (rdt_noise_block){1, a, b};
+  out[1] = (rdt_noise_block){1, a2, b2};
+  return 2;
+}
+
+static int constant_finish_noised(void *st, rdt_rng *post) {
+  constant_state *s = st;
+  (void)post;
+  if (s->released) return 0;
+  return s->released = 1;
+}
+
 static void constant_encode(const void *st, rdt_bytes *out) {
   const constant_state *s = st;
   for (uint32_t k = 0; k < slots(s); k++) rdt_bytes_u64(out, (uint64_t)s->counts[k]);
@@ -187,6 +214,8 @@ const rdt_learner rdt_learner_constant = {
     .row = constant_row,
     .merge = constant_merge,
     .counters = constant_counters,
+    .noise = constant_noise,
+    .finish_noised = constant_finish_noised,
     .finish = constant_finish,
     .encode = constant_encode,
     .decode = constant_decode,

@@ -112,6 +112,12 @@
 **      counters() (learner.h contract 3) offers the C class counts and the
 **      tables, at the fine resolution with "auto" bins, as one span; a
 **      state that keeps its rows (6c) offers none.
+**   7b. Federated (learner.h contract 9): with fixed bins (no noisy row
+**      count chooses them) and a readout that keeps no rows, finish()'s
+**      noise is one discrete Laplace per table cell (scale d/eps_tables;
+**      the class counts, derived from the tables, are never released), or
+**      per class count without a feature (1/eps_class): nb_noise() says
+**      so and nb_finish_noised() runs the same release drawing nothing.
 */
 #include "naive_bayes.h"
 
@@ -540,9 +546,11 @@ static int nb_choose_readout(nb_state *st, rdt_rng *noise) {
   return 1;
 }
 
-static int nb_finish(void *p, rdt_rng *noise) {
-  nb_state *st = p;
-  if (st->released) return 0;
+/* The release (contracts 3 to 6c). noised: the counters already carry the
+** noise of nb_noise (the sum of federated shares): nothing is drawn, the
+** rest is the same post-processing (`noise` then serves the fit's sample). */
+static int nb_release(nb_state *st, rdt_rng *noise, int noised) {
+  if (st->released || (noised && (st->fine || st->chosen))) return 0; /* nb_noise offers no such state */
   uint64_t cs = 0, ct = 0, ts = 0, tt = 0;
   if (st->is_private) {
     /* Everything that can fail comes before the first draw (contract 4). */
@@ -564,12 +572,12 @@ static int nb_finish(void *p, rdt_rng *noise) {
     }
   } else {
     for (uint32_t k = 0; k < C; k++) {
-      if (st->is_private) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
+      if (st->is_private && !noised) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
       n_hat += st->counts[k] > 0 ? (double)st->counts[k] : 0;
     }
   }
   if (st->fine) nb_coarsen(st, nb_auto_bins(st, n_hat > 0 ? n_hat : 0));
-  if (st->is_private)
+  if (st->is_private && !noised)
     for (size_t i = C; i < st->n_counts; i++) st->counts[i] = rdt_learn_add_sat(st->counts[i], rdt_discrete_laplace(noise, ts, tt));
   if (st->derived) /* contract 3c: every exact class count replaced by its tables' mean row sum */
     for (uint32_t k = 0; k < C; k++) {
@@ -612,6 +620,26 @@ static int nb_finish(void *p, rdt_rng *noise) {
   if (st->chosen) return nb_choose_readout(st, noise);
   return 1;
 }
+
+static int nb_finish(void *p, rdt_rng *noise) { return nb_release(p, noise, 0); }
+
+/* Contract 7b: the noise of a fixed-bins release, as blocks. */
+static uint32_t nb_noise(const void *p, rdt_noise_block *out, uint32_t max) {
+  const nb_state *st = p;
+  uint64_t s, t;
+  if (!st->is_private || st->released || st->fine || st->chosen || max < 2) return 0;
+  if (!st->derived) { /* no feature: the class counts, released */
+    if (!rdt_laplace_params(st->eps_class, 1, &s, &t)) return 0;
+    out[0] = (rdt_noise_block){st->n_classes, s, t};
+    return 1;
+  }
+  if (!rdt_laplace_params(st->eps_tables, st->n_features, &s, &t)) return 0;
+  out[0] = (rdt_noise_block){st->n_classes, 0, 0}; /* derived from the tables: never released */
+  out[1] = (rdt_noise_block){st->n_counts - st->n_classes, s, t};
+  return 2;
+}
+
+static int nb_finish_noised(void *p, rdt_rng *post) { return nb_release(p, post, 1); }
 
 static void nb_encode(const void *p, rdt_bytes *out) {
   const nb_state *st = p;
@@ -807,6 +835,8 @@ const rdt_learner rdt_learner_naive_bayes = {
     .row = nb_row,
     .merge = nb_merge,
     .counters = nb_state_counters,
+    .noise = nb_noise,
+    .finish_noised = nb_finish_noised,
     .finish = nb_finish,
     .encode = nb_encode,
     .decode = nb_decode,
