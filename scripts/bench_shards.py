@@ -7,6 +7,8 @@ scripts/bench.py), then times, 3 times each (the median is reported):
   union   rdt_fit over that union: one process, epsilon 1, 32 trees of depth 10
   shards  sqlite_rdt.dask.fit over the 4 files on a LocalCluster of W worker processes (one
           actor per shard), the same options: plan, partials, merge, finish (the ratio shards/union)
+  federated  the same in federated mode: each site adds the noise to its counters and masks them
+          (X25519 per pair of sites, XChaCha20 over its counters) before they leave
   round   the same over 4 empty shards: the fixed cost of one round (actors started, the plan
           sent, 4 partial states of 32 x 1024 x 2 counters returned and summed, the noise added)
 and reports each site's worker memory: resident before rdt_partial and at its peak.
@@ -100,6 +102,11 @@ def main():
             stats = {}
             sd.fit(client, empty, OPTIONS, QUERY, extension=EXTENSION, stats=stats)
             rounds.append(stats)
+        federated = []
+        for _ in range(REPEATS):
+            stats = {}
+            sd.fit(client, paths, OPTIONS, QUERY, federated=True, extension=EXTENSION, stats=stats)
+            federated.append(stats)
 
     def med(rs, key):
         return statistics.median(r[key] for r in rs)
@@ -117,6 +124,9 @@ def main():
           f"the union** |")
     print(f"| ... of which plan / partials / merge / finish | {med(runs, 'plan'):.3f} / {med(runs, 'partials'):.3f} / "
           f"{med(runs, 'merge'):.3f} / {med(runs, 'finish'):.3f} s |")
+    fed = med(federated, "total")
+    print(f"| federated mode, the same forest (each site noises and masks its share) | {fed:.3f} s = "
+          f"{fed / shards:.2f} x shard mode |")
     print(f"| a round on {SHARDS} empty shards (the fixed cost) | {med(rounds, 'total'):.3f} s "
           f"({runs[-1]['partial_bytes'] / SHARDS / 1e6:.2f} MB of counters per site) |")
     print(f"| a site's worker process, resident before / at its peak | "

@@ -22,9 +22,11 @@
 **      it releases what one training on the union would, with the noise
 **      added once. A learner that keeps its rows (boost, private_tree, naive
 **      Bayes's "readout": "auto", auto) has no counters(); its merge()
-**      appends rows, which pools them: it trains in one place, or over
-**      rounds of released statistics. merge() refuses a state of other
-**      options or a released one.
+**      appends rows, which pools them, so it trains in one place: over
+**      several sites it would need rounds of released statistics (a tree's
+**      per-level histograms, boosting's per-visit gradient sums), which no
+**      learner offers, and shard mode refuses it. merge() refuses a state of
+**      other options or a released one.
 **   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
 **      the exact state, and returns 0 without releasing anything if the
 **      noise cannot be set up. After it, only released values remain.
