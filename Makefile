@@ -23,14 +23,15 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthread \
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
-CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
+CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/plan.c ext/core/mask.c ext/core/share.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
             ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
             ext/core/options.c ext/core/forest.c ext/core/forest_init.c ext/core/forest_learner.c ext/core/forest_json.c ext/core/matrix.c ext/core/sharp.c ext/core/batch.c ext/core/tree_selection.c ext/core/train_worker.c ext/core/model.c \
             ext/core/learner.c ext/core/moment_fit.c $(sort $(wildcard ext/core/forests/*.c)) $(sort $(wildcard ext/core/learners/*.c))
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_columns.c ext/sql_model_cache.c ext/sql_train.c ext/sql_public_query.c ext/sql_fit.c ext/sql_unit.c ext/sql_predict.c ext/sql_info.c \
            ext/sql_cancel.c \
            ext/sql_median.c ext/sql_sign.c ext/sql_inspect.c ext/sql_export.c ext/sql_ledger.c ext/sql_batch.c \
-           ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_predictions.c ext/sql_evaluate.c ext/sql_eval_tables.c ext/sql_check.c ext/sql_check_report.c ext/sql_features.c
+           ext/sql_scoring.c ext/sql_named.c ext/sql_proba.c ext/sql_predictions.c ext/sql_evaluate.c ext/sql_eval_tables.c ext/sql_check.c ext/sql_check_report.c ext/sql_features.c \
+           ext/sql_shard.c ext/sql_federated.c
 HEADERS := $(wildcard ext/*.h ext/core/*.h ext/core/forests/*.h ext/core/learners/*.h)
 
 EXT := dist/rdt.$(SOEXT)
@@ -180,12 +181,15 @@ reproduce-tables: $(EXT)
 	    --datasets iris,balance_scale,congressional_voting,banknote,car --out results/defaults_small_sets.md
 
 # The headline benchmark (1,000,000 rows), matrix forests end to end (Car, adult), then the scaling report (10^4 ... 10^7 rows, trees,
-# depth) into results/scaling.md with plots. QUICK=1 stops the scaling report at 10^6 rows and writes it under build/.
+# depth) into results/scaling.md with plots, then shard mode on Dask (4 shards of 10^6 rows against one rdt_fit over their
+# union, a round's fixed cost, a site's memory). QUICK=1 stops the scaling report at 10^6 rows and writes it under build/,
+# and gives each shard 10^5 rows.
 bench: $(EXT)
 	/usr/bin/python3 scripts/bench.py
 	/usr/bin/python3 scripts/bench_matrix.py
 	/usr/bin/python3 scripts/bench_learners.py $(if $(QUICK),--rows 100000,)
 	/usr/bin/python3 scripts/scaling.py $(if $(QUICK),--quick --out build/scaling-quick,)
+	/usr/bin/python3 scripts/bench_shards.py $(if $(QUICK),--rows 100000,)
 
 demo:
 	bash examples/demo.sh

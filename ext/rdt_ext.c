@@ -41,6 +41,16 @@ static const struct {
     {"dp_quantile", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_quantile_func, NULL, NULL},
     {"rdt_train", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_train_step, rdt_train_final},
     {"rdt_predict_batch", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_predict_batch_step, rdt_predict_batch_final},
+    /* Shard mode (sql_shard.c): a plan charges, partials are exact private
+    ** states, the finish releases: direct calls only. */
+    {"rdt_plan", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_plan_func, NULL, NULL},
+    {"rdt_partial", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_partial_func, NULL, NULL},
+    {"rdt_merge", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_merge_step, rdt_merge_final},
+    {"rdt_finish", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_finish_func, NULL, NULL},
+    /* Federated mode's sites (sql_federated.c): fresh keys; a share reads
+    ** private rows and handles a secret key. */
+    {"rdt_site_keypair", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_site_keypair_func, NULL, NULL},
+    {"rdt_share", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_share_func, NULL, NULL},
     /* Not private (their output is exact facts of the rows, for the
     ** curator's eyes) and they read private rows: direct calls only. */
     {"rdt_check", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_check_func, NULL, NULL},

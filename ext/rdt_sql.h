@@ -69,6 +69,13 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *name, rdt_eps eps
 int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *model, size_t size,
                       const char *trained, char *err, size_t err_size);
 void rdt_ledger_receipt_free(rdt_ledger_receipt *r);
+/* The receipt of a charge an earlier call made and left pending (a plan's,
+** recorded when rdt_finish releases): charge `id` of the ledger `name` of
+** this connection, made by `function` with a request ending in `tail`.
+** Returns 0 with a message when there is no such charge, or it is no
+** longer pending (a plan releases once), or it is another call's. */
+int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *name, sqlite3_int64 id, const char *function,
+                      const char *tail, rdt_ledger_receipt *receipt, char *err, size_t err_size);
 
 void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then
@@ -172,6 +179,15 @@ void rdt_train_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_quantile_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void rdt_train_final(sqlite3_context *ctx);
+/* Shard mode (sql_shard.c): rdt_plan, rdt_partial, the rdt_merge aggregate, rdt_finish. */
+void rdt_plan_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_merge_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_merge_final(sqlite3_context *ctx);
+void rdt_finish_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* Federated mode's sites (sql_federated.c): rdt_site_keypair, rdt_share. */
+void rdt_site_keypair_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void rdt_share_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* rdt_check(options, query) and its aggregate form (sql_check.c);
 ** rdt_features(table_or_query, label) (sql_features.c). */
 void rdt_check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -182,7 +182,7 @@ void rdt_fit_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   ok = rdt_unit_reader_open(&rd, db, stmt, unit_col, unit->max_rows, err, sizeof err);
   stmt = NULL; /* the reader's now */
-  if (!ok || !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", ignored, err, sizeof err) ||
+  if (!ok || !rdt_train_charge(s, db, sqlite3_user_data(ctx), "rdt_fit", ignored, NULL, err, sizeof err) ||
       (unit->n_private && !estimate_bounds(s, &rd, db, col, err, sizeof err)) ||
       !rdt_train_build(s, db, err, sizeof err)) {
     ok = 0;

@@ -57,6 +57,10 @@
 **   9. A charge may carry the caller's "note" (public text, the caller's).
 **      Ledger files written before items 8-9 gain their columns when next
 **      opened; their old charges show a NULL outcome.
+**  10. A plan (rdt_plan, sql_shard.c) is charged once, pending, with its
+**      digest at the end of its request; rdt_finish takes the charge over
+**      (rdt_ledger_resume) and records its outcome there. Only a pending
+**      charge can be taken over, so a plan releases one model.
 ** A charge is made when training starts; if training then fails, the budget
 ** stays spent (the safe direction).
 */
@@ -749,6 +753,52 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps e
     snprintf(err, err_size, "cannot record the charge in ledger \"%.100s\": %s", name, sqlite3_errmsg(l->store));
     sqlite3_exec(l->store, "ROLLBACK", NULL, NULL, NULL);
     rdt_ledger_receipt_free(receipt);
+    return 0;
+  }
+  receipt->id = id;
+  return 1;
+}
+
+int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *option, sqlite3_int64 id, const char *function,
+                      const char *tail, rdt_ledger_receipt *receipt, char *err, size_t err_size) {
+  rdt_ledger_receipt_free(receipt);
+  rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
+  if (!l) return 0;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(l->store, "SELECT function, note, outcome FROM rdt_charges WHERE id = ?1 AND ledger = ?2 "
+                                        "COLLATE NOCASE", -1, &q, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_text(q, 2, l->name, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+  }
+  int ok = 0;
+  if (rc == SQLITE_ROW) {
+    const char *fn = (const char *)sqlite3_column_text(q, 0), *request = (const char *)sqlite3_column_text(q, 1);
+    const char *outcome = (const char *)sqlite3_column_text(q, 2);
+    size_t n = request ? strlen(request) : 0, t = strlen(tail);
+    if (!fn || strcmp(fn, function) != 0 || n < t || strcmp(request + n - t, tail) != 0)
+      snprintf(err, err_size, "the charge %lld in ledger \"%.100s\" is not this plan's (it names another call)",
+               (long long)id, option);
+    else if (!outcome || strcmp(outcome, "pending") != 0)
+      snprintf(err, err_size, "the plan's charge %lld in ledger \"%.100s\" is \"%.20s\", not pending: a plan "
+               "releases one model (its epsilon was charged once); make a new plan", (long long)id, option,
+               outcome ? outcome : "NULL");
+    else
+      ok = 1;
+  } else if (rc == SQLITE_DONE) {
+    snprintf(err, err_size, "the plan's charge %lld is not in ledger \"%.100s\" (another ledger of that name, or a "
+             "replaced file)", (long long)id, option);
+  } else {
+    snprintf(err, err_size, "cannot read ledger \"%.100s\": %s", option, sqlite3_errmsg(l->store));
+  }
+  sqlite3_finalize(q);
+  if (!ok) return 0;
+  receipt->file = sqlite3_mprintf("%s", l->file);
+  receipt->name = sqlite3_mprintf("%s", l->name);
+  if (!receipt->file || !receipt->name) {
+    rdt_ledger_receipt_free(receipt);
+    snprintf(err, err_size, "out of memory");
     return 0;
   }
   receipt->id = id;

@@ -215,21 +215,38 @@ int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, dou
   return 1;
 }
 
+sqlite3_int64 rdt_train_charge_id(const rdt_train_session *s) { return s->receipt.id; }
+
+const unsigned char *rdt_train_structure_key(const rdt_train_session *s) {
+  return s->common.keyed ? s->common.structure_key : NULL;
+}
+
+int rdt_train_has_counters(const rdt_train_session *s) { return s->learner->counters != NULL; }
+
+uint32_t rdt_train_counters(rdt_train_session *s, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  return s->started && s->state && s->learner->counters ? s->learner->counters(s->state, out, max, digest) : 0;
+}
+
+int rdt_train_resume_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
+                            const char *fn, const char *tail, char *err, size_t en) {
+  return rdt_ledger_resume(db, conn, ledger, id, fn, tail, &st->receipt, err, en);
+}
+
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored,
-                     char *err, size_t en) {
+                     const char *tail, char *err, size_t en) {
   if (!st->ledger[0]) return 1;
   /* With unit facts the ledger is charged the whole ε (unit.h); the model's
   ** own eps is then its per-row share. The request states what is known
   ** before the rows (the query's ignored columns too: its column names are
   ** known then); what was trained is recorded after. */
   const rdt_unit *u = rdt_train_unit(st);
-  char tail[160];
-  unit_note(u, tail, sizeof tail);
+  char unit_tail[160];
+  unit_note(u, unit_tail, sizeof unit_tail);
   rdt_learn_about about;
   about_learner(st, &about);
-  char *request = sqlite3_mprintf("%s%s%s%s", about.request, tail,
+  char *request = sqlite3_mprintf("%s%s%s%s%s", about.request, unit_tail,
                                   ignored && strcmp(ignored, "[]") != 0 ? ", ignored_columns " : "",
-                                  ignored && strcmp(ignored, "[]") != 0 ? ignored : "");
+                                  ignored && strcmp(ignored, "[]") != 0 ? ignored : "", tail ? tail : "");
   if (!request) {
     snprintf(err, en, "out of memory");
     return 0;
@@ -374,7 +391,9 @@ void rdt_train_session_free(rdt_train_session *st) {
   free(st);
 }
 
-unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+/* Step 5; noised: the counters carry their noise already (federated mode,
+** learner.h contract 9): finish_noised() releases them, drawing no noise. */
+static unsigned char *finish(rdt_train_session *st, int noised, size_t *size, char *err, size_t en) {
   const rdt_learner *l = st->learner;
   rdt_rng noise;
   rdt_rng_init_for(&noise, st->common.seeded ? st->common.seed_key : NULL, "noise", 0);
@@ -383,7 +402,8 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
   ** is asked for before it and after it. An interrupted finish releases
   ** nothing. */
   int asks = !l->build;
-  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) && l->finish(st->state, &noise) &&
+  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) &&
+                 (noised ? l->finish_noised && l->finish_noised(st->state, &noise) : l->finish(st->state, &noise)) &&
                  !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS));
   unsigned char *blob = NULL;
   if (released && l->whole_model) { /* the learner's encode writes the whole model */
@@ -425,6 +445,29 @@ unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, 
   else if (!blob)
     snprintf(err, en, "out of memory while encoding the model");
   return blob;
+}
+
+unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  return finish(st, 0, size, err, en);
+}
+
+unsigned char *rdt_train_finish_noised(rdt_train_session *st, size_t *size, char *err, size_t en) {
+  return finish(st, 1, size, err, en);
+}
+
+uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max) {
+  return s->started && s->state && s->learner->noise ? s->learner->noise(s->state, out, max) : 0;
+}
+
+int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *note) {
+  if (strlen(ledger) >= sizeof s->ledger || strlen(note) >= sizeof s->note) return 0;
+  snprintf(s->ledger, sizeof s->ledger, "%s", ledger);
+  snprintf(s->note, sizeof s->note, "%s", note);
+  return 1;
+}
+
+int rdt_train_record_unmodelled(rdt_train_session *s, int released, char *err, size_t en) {
+  return rdt_ledger_record(&s->receipt, released, NULL, 0, NULL, err, en);
 }
 
 /* ---- the rdt_train aggregate --------------------------------------------- */

@@ -63,9 +63,24 @@ const unsigned char *rdt_train_seed_key(const rdt_train_session *s);
 int rdt_train_set_bounds(rdt_train_session *s, uint32_t feature, double min, double max);
 /* Step 2 (a no-op without a ledger). fn names the caller in the ledger;
 ** ignored (NULL or a JSON array: the query's columns training ignores) is
-** added to its request as ", ignored_columns [...]" when not empty. */
-int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored, char *err,
-                     size_t en);
+** added to its request as ", ignored_columns [...]" when not empty, then
+** tail (NULL: none; rdt_plan: the plan's digest). */
+int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored,
+                     const char *tail, char *err, size_t en);
+/* Step 2 for a charge an earlier call made (rdt_finish, sql_shard.c):
+** takes over the pending charge `id` of `ledger`, made by fn with a request
+** ending in tail, so that step 6 records this call's outcome there. */
+int rdt_train_resume_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
+                            const char *fn, const char *tail, char *err, size_t en);
+/* After step 2: the id of the charge it made in the ledger (0: none). */
+sqlite3_int64 rdt_train_charge_id(const rdt_train_session *s);
+/* After step 1: the "structure_key" the options give (NULL: none). */
+const unsigned char *rdt_train_structure_key(const rdt_train_session *s);
+/* After step 1: whether the learner can say its state as counters
+** (learner.h contract 3); after step 3 (and step 4's rows), that state and
+** its digest: the number of spans, 0 when it has none. */
+int rdt_train_has_counters(const rdt_train_session *s);
+uint32_t rdt_train_counters(rdt_train_session *s, rdt_span *out, uint32_t max, unsigned char digest[32]);
 /* Step 3. */
 int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 /* Step 4: features[j] is the value of schema feature j. Returns 0 only when
@@ -73,6 +88,18 @@ int rdt_train_build(rdt_train_session *s, sqlite3 *db, char *err, size_t en);
 int rdt_train_row(rdt_train_session *s, sqlite3_value *label, sqlite3_value **features, char *err, size_t en);
 /* Step 5: the model BLOB (malloc'd, caller frees) or NULL with err. */
 unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* Federated mode (learner.h contract 9). After step 3: the noise finish()
+** would add, as blocks over the counters (0: not one discrete Laplace per
+** counter). Step 5 for counters that already carry it: the model, no noise
+** drawn. */
+uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max);
+unsigned char *rdt_train_finish_noised(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* Before step 2: the ledger (and note) to charge, for a call whose options
+** name none (a federated site's own ledger). 0 when too long. */
+int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *note);
+/* Step 6 for a release that is no model (a federated share): its outcome,
+** without a model id or hash. */
+int rdt_train_record_unmodelled(rdt_train_session *s, int released, char *err, size_t en);
 /* After step 2 charged a ledger, whatever happened next: records the
 ** outcome, "released" with the model's id, hash and what was trained (blob:
 ** the model), or "failed" (blob NULL). A no-op without a charge. Returns 0

@@ -28,6 +28,9 @@
 #include "core/median.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/mask.h"
+#include "core/partial.h"
+#include "core/share.h"
 #include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
@@ -132,13 +135,19 @@ static double eps_lower_bound(const long *k0, const long *k1, long n, int n_even
   return best;
 }
 
-static void report(const char *name, const long *k0, const long *k1, int n_events, double claimed,
-                   int expect_pass) {
-  double lb = eps_lower_bound(k0, k1, SAMPLES, n_events);
+/* report() for an audit of `runs` runs per side. */
+static void report_runs(const char *name, const long *k0, const long *k1, int n_events, long runs, double claimed,
+                        int expect_pass) {
+  double lb = eps_lower_bound(k0, k1, runs, n_events);
   char line[256];
   snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s", name, lb,
            claimed, expect_pass ? "" : " -> rejected as it must be");
   check(expect_pass ? lb <= claimed : lb > claimed, line);
+}
+
+static void report(const char *name, const long *k0, const long *k1, int n_events, double claimed,
+                   int expect_pass) {
+  report_runs(name, k0, k1, n_events, SAMPLES, claimed, expect_pass);
 }
 
 /* ---- mechanism 1: one leaf counter ------------------------------------ */
@@ -1601,6 +1610,227 @@ static void audit_unit(int broken) { /* 0: as built; 1: no cap; 2: eps not divid
   rdt_forest_free(&f);
 }
 
+/* ---- mechanism: shard mode (sql_shard.c, partial.h) ----------------------
+** The RDT forest of mechanism 2 trained at two sites: site A holds {0.1 c0,
+** 0.5 c0}, site B {0.8 c1} on D and {0.8 c1, 0.9 c1} on D' (the neighbour
+** adds one row, at site B). Each site's counters go through the partial
+** BLOB (encode, decode), the coordinator sums them (rdt_partial_merge) and
+** adds the forest's noise once. Released: the counters and the prediction
+** at 0.9, the events of mechanism 2. The broken twin is the failure the
+** contract warns about: site B's rows in two partials (two rdt_partial calls,
+** two ids, so the sum cannot tell), i.e. a row counted twice: the added
+** row moves two counters per tree and the noise is set for one. */
+static int shard_sum(rdt_forest *site[], int n, const unsigned char plan[32], int64_t *out, size_t nc) {
+  rdt_partial sum, p, q;
+  char err[200];
+  int ok = 1, started = 0;
+  memset(&sum, 0, sizeof sum);
+  for (int i = 0; ok && i < n; i++) {
+    rdt_span sp[RDT_MAX_SPANS];
+    uint32_t k = rdt_forest_state(site[i], sp, RDT_MAX_SPANS);
+    size_t size = 0;
+    unsigned char *blob = NULL;
+    ok = k && rdt_partial_from_spans(&p, plan, 0, sp, k) && (blob = rdt_partial_encode(&p, &size)) &&
+         rdt_partial_decode(blob, size, &q, err, sizeof err); /* what crosses the wire */
+    rdt_partial_free(&p);
+    free(blob);
+    if (!ok) break;
+    if (!started) {
+      sum = q;
+      started = 1;
+    } else {
+      ok = rdt_partial_merge(&sum, &q, err, sizeof err);
+      rdt_partial_free(&q);
+    }
+  }
+  ok = ok && sum.n == nc;
+  if (ok) memcpy(out, sum.counters, nc * sizeof *out);
+  rdt_partial_free(&sum);
+  return ok;
+}
+
+static void audit_shard(int broken) {
+  rdt_forest base, a, b, b2;
+  int built = forest_from_options(FOREST_OPTS, &base) & forest_from_options(FOREST_OPTS, &a) &
+              forest_from_options(FOREST_OPTS, &b) & forest_from_options(FOREST_OPTS, &b2);
+  size_t nc = built ? (size_t)base.config.trees * base.n_leaves * base.schema.n_classes : 0;
+  int64_t *sums[2] = {built ? malloc(nc * sizeof(int64_t)) : NULL, built ? malloc(nc * sizeof(int64_t)) : NULL};
+  unsigned char plan[32];
+  memset(plan, 0x5a, sizeof plan);
+  int ok = built && sums[0] && sums[1];
+  if (ok) {
+    double ra[2] = {0.1, 0.5}, rb[2] = {0.8, 0.9};
+    uint32_t ca[2] = {0, 0}, cb[2] = {1, 1};
+    rdt_forest_train_batch(&a, ra, ca, 2);
+    rdt_forest_train_batch(&b, rb, cb, 1);  /* D: site B holds 0.8 */
+    rdt_forest_train_batch(&b2, rb, cb, 2); /* D': and 0.9 */
+    rdt_forest *d0[3] = {&a, &b, &b}, *d1[3] = {&a, &b2, &b2};
+    ok = shard_sum(d0, broken ? 3 : 2, plan, sums[0], nc) && shard_sum(d1, broken ? 3 : 2, plan, sums[1], nc);
+  }
+  long k[2][FOREST_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "shard-broken" : "shard", 0);
+  for (long i = 0; ok && i < SAMPLES; i++)
+    for (int side = 0; side < 2; side++) {
+      memcpy(base.counts, sums[side], nc * sizeof *base.counts);
+      ok = rdt_forest_add_noise(&base, &rng) && rdt_forest_prepare(&base);
+      forest_events(&base, k[side]);
+    }
+  rdt_rng_clear(&rng);
+  if (ok)
+    report(broken ? "shard mode with site B's rows in two partials (a row counted twice; broken twin)"
+                  : "shard mode: RDT forest (2 trees) summed from 2 sites' partials, 3 vs 4 rows",
+           k[0], k[1], FOREST_EVENTS, rdt_eps_to_double(base.config.eps), !broken);
+  else
+    check(0, "shard audit setup");
+  free(sums[0]);
+  free(sums[1]);
+  rdt_forest_free(&base);
+  rdt_forest_free(&a);
+  rdt_forest_free(&b);
+  rdt_forest_free(&b2);
+}
+
+/* ---- federated mode (share.h, mask.h) --------------------------------------
+** The constant learner (two classes, eps 1) at 2 sites: site A holds {c0, c1}
+** on D and {c0, c1, c1} on D' (one row added at A), site B {c1}. Each site
+** builds its share as rdt_share does: its counters (counters()), the whole
+** noise of the release (noise(): discrete Laplace 1/eps per class count)
+** and its pairwise mask; a coordinator sums the shares modulo 2^64 and
+** releases them with finish_noised(). FEDERATED_RUNS runs per side (each
+** share costs an X25519 product). */
+#define FEDERATED_RUNS (SAMPLES / 5)
+#define FEDERATED_EVENTS 3
+
+/* One site's share of the constant learner over n rows of cls. */
+static int federated_share(const rdt_learner *l, const rdt_json *root, const rdt_schema *schema,
+                           const rdt_learn_common *c, const uint32_t *cls, int n, int noise_div, rdt_rng *rng,
+                           const unsigned char *roster, uint32_t me, const unsigned char *sk,
+                           const unsigned char ctx[32], uint64_t out[2]) {
+  char err[128];
+  double x = 0.5;
+  void *st = l->start(root, schema, c, err, sizeof err);
+  if (!st) return 0;
+  for (int r = 0; r < n; r++) l->row(st, &x, cls[r], 0);
+  rdt_span sp[RDT_MAX_SPANS];
+  rdt_noise_block b[RDT_MAX_SPANS];
+  unsigned char d[32];
+  int64_t v[2];
+  int ok = l->counters(st, sp, RDT_MAX_SPANS, d) == 1 && sp[0].n == 2 && l->noise(st, b, RDT_MAX_SPANS) == 1;
+  if (ok) {
+    rdt_spans_read(sp, 1, v);
+    b[0].s *= (uint64_t)noise_div; /* the broken twin: a share of the scale instead of the whole noise */
+    ok = rdt_share_make(out, v, 2, b, 1, rng, roster, 2, me, sk, ctx, 0);
+  }
+  l->free(st);
+  return ok;
+}
+
+/* Mechanism: the released sum. Its noise is two whole draws, so it is at
+** least as private as the claim; the broken twin has each site add the
+** noise at half the scale, hoping the two halves make one: they do not (the
+** sum of two discrete Laplace of scale b/2 has pure-DP loss 2/b). */
+static void audit_federated_sum(int broken) {
+  const char *opts = "{\"algorithm\": \"constant\", \"epsilon\": 1, \"classes\": [0, 1], \"features\": "
+                     "[{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  const rdt_learner *l = rdt_learner_find("constant");
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "federated sum")) return;
+  unsigned char roster[64], sk[2][32], ctx[32];
+  rdt_mask_keypair(roster, sk[0]);
+  rdt_mask_keypair(roster + 32, sk[1]);
+  memset(ctx, 1, sizeof ctx);
+  uint32_t a_rows[3] = {0, 1, 1}, b_rows[1] = {1};
+  long k[2][FEDERATED_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "federated-sum-broken" : "federated-sum", 0);
+  int ok = 1;
+  for (long i = 0; ok && i < FEDERATED_RUNS; i++)
+    for (int side = 0; side < 2 && ok; side++) {
+      uint64_t sa[2], sb[2];
+      ok = federated_share(l, root, &schema, &c, a_rows, 2 + side, broken ? 2 : 1, &rng, roster, 0, sk[0], ctx, sa) &&
+           federated_share(l, root, &schema, &c, b_rows, 1, broken ? 2 : 1, &rng, roster, 1, sk[1], ctx, sb);
+      char err[64];
+      void *st = ok ? l->start(root, &schema, &c, err, sizeof err) : NULL;
+      rdt_span sp[RDT_MAX_SPANS];
+      unsigned char d[32];
+      int64_t sum[2] = {(int64_t)(sa[0] + sb[0]), (int64_t)(sa[1] + sb[1])}; /* the masks cancel mod 2^64 */
+      rdt_bytes out = {0};
+      ok = st && l->counters(st, sp, RDT_MAX_SPANS, d) == 1 && rdt_spans_add(sp, 1, sum) && l->finish_noised(st, &rng);
+      if (ok) l->encode(st, &out);
+      rdt_reader r = {out.p, out.n, 0, 0};
+      (void)rdt_read_u64(&r);
+      int64_t v = (int64_t)rdt_read_u64(&r); /* class 1's released count: 2 on D, 3 on D' before noise */
+      ok = ok && !r.bad;
+      k[side][0] += v >= 3;
+      k[side][1] += v >= 5;
+      k[side][2] += v <= 1;
+      rdt_bytes_free(&out);
+      if (st) l->free(st);
+    }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "federated sum audit setup");
+    return;
+  }
+  report_runs(broken ? "federated: each site's noise at half the scale, two halves for one (broken twin)"
+                     : "federated: constant learner, 2 sites' masked noisy shares summed, 3 vs 4 rows",
+              k[0], k[1], FEDERATED_EVENTS, FEDERATED_RUNS, 1.0, !broken);
+}
+
+/* Mechanism: what the coordinator sees of one site alone, its masked share
+** (fresh masks per plan: a fresh context each run). Claimed: nothing, a
+** privacy loss of at most 0.05 (the share is uniform without the other
+** site's key). The broken twin sends the share unmasked: its noise makes it
+** 1-DP, which is not nothing. Events on class 1's value as an int64. */
+static void audit_federated_masked(int broken) {
+  const char *opts = "{\"algorithm\": \"constant\", \"epsilon\": 1, \"classes\": [0, 1], \"features\": "
+                     "[{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  const rdt_learner *l = rdt_learner_find("constant");
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "federated masked share")) return;
+  unsigned char roster[64], sk[2][32], ctx[32];
+  rdt_mask_keypair(roster, sk[0]);
+  rdt_mask_keypair(roster + 32, sk[1]);
+  uint32_t a_rows[3] = {0, 1, 1};
+  long k[2][FEDERATED_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "federated-masked-broken" : "federated-masked", 0);
+  int ok = 1;
+  for (long i = 0; ok && i < FEDERATED_RUNS; i++)
+    for (int side = 0; side < 2 && ok; side++) {
+      uint64_t sa[2];
+      rdt_rng_bytes(&rng, ctx, sizeof ctx); /* a fresh plan */
+      ok = federated_share(l, root, &schema, &c, a_rows, 1 + side, 1, &rng, roster, 0, sk[0], ctx, sa);
+      if (broken) { /* the twin: the mask taken off again, as if never added */
+        uint64_t mask[2] = {0, 0};
+        ok = ok && rdt_mask_apply(mask, 2, roster, 2, 0, sk[0], ctx, 0);
+        sa[0] -= mask[0];
+        sa[1] -= mask[1];
+      }
+      int64_t v = (int64_t)sa[1];
+      k[side][0] += v >= 1;
+      k[side][1] += v >= 3;
+      k[side][2] += v <= 0;
+    }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "federated masked share audit setup");
+    return;
+  }
+  report_runs(broken ? "federated: one site's share sent unmasked (broken twin)"
+                     : "federated: one site's masked share alone (fresh masks), 1 vs 2 rows: the coordinator learns nothing",
+              k[0], k[1], FEDERATED_EVENTS, FEDERATED_RUNS, 0.05, !broken);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   /* The bound itself: a fair test of Clopper-Pearson on known numbers. */
@@ -1658,6 +1888,12 @@ int main(void) {
   audit_unit(0);
   audit_unit(1);
   audit_unit(2);
+  audit_shard(0);
+  audit_shard(1);
+  audit_federated_sum(0);
+  audit_federated_sum(1);
+  audit_federated_masked(0);
+  audit_federated_masked(1);
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -18,14 +18,18 @@
 #include "core/forest_json.h"
 #include "core/json.h"
 #include "core/json_io.h"
+#include "core/mask.h"
 #include "core/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
 #include "core/noise.h"
 #include "core/options.h"
+#include "core/partial.h"
+#include "core/plan.h"
 #include "core/row_sample.h"
 #include "core/select.h"
 #include "core/sharp.h"
+#include "core/share.h"
 #include "core/sign.h"
 #include "core/train_worker.h"
 #include "core/tree_selection.h"
@@ -2259,6 +2263,375 @@ static void test_unit(void) {
   rdt_rng_clear(&rng);
 }
 
+/* ---- shard mode: what may be added, the partial BLOB, the plan ---------- */
+
+
+static void test_shard(void) {
+  /* forest.h item 5: merge compares the digest of what the counters mean,
+  ** not the model id, which one seed gives to trees that differ. */
+  static const char *pairs[][2] = {
+      {"{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"splits\":\"reachable\",\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"age\",\"type\":\"numeric\",\"min\":0,\"max\":90}]}",
+       "{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"splits\":\"global\",\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"age\",\"type\":\"numeric\",\"min\":0,\"max\":90}]}"},
+      {"{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"age\",\"type\":\"numeric\",\"min\":0,\"max\":90},{\"name\":\"b\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}",
+       "{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"age\",\"type\":\"numeric\",\"min\":0,\"max\":200},{\"name\":\"b\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}"},
+      {"{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"categorical\":\"subset\",\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\",\"c\",\"d\"]}]}",
+       "{\"epsilon\":1,\"trees\":3,\"depth\":4,\"seed\":3,\"categorical\":\"one_vs_rest\",\"classes\":[0,1],\"features\":"
+       "[{\"name\":\"c\",\"type\":\"categorical\",\"values\":[\"a\",\"b\",\"c\",\"d\"]}]}"},
+  };
+  static const char *what[] = {"splits reachable vs global", "age max 90 vs 200", "categorical subset vs one_vs_rest"};
+  for (int i = 0; i < 3; i++) {
+    rdt_forest a, b;
+    int built = make_forest(&a, pairs[i][0]) & make_forest(&b, pairs[i][1]);
+    char name[200];
+    snprintf(name, sizeof name, "forest: one seed, %s: same model id, but merge refuses (digests differ)", what[i]);
+    check(built && memcmp(a.model_id, b.model_id, 16) == 0 && !rdt_forest_merge(&a, &b), name);
+    rdt_forest_free(&a);
+    rdt_forest_free(&b);
+  }
+
+  /* "structure_key": the structure comes from it, whatever the seed; the
+  ** noise does not (two seeds, one key: same trees and digest). */
+  const char *k1 = "{\"epsilon\":1,\"trees\":3,\"depth\":5,\"seed\":1,\"structure_key\":"
+                   "\"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\",\"classes\":[0,1],"
+                   "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}";
+  const char *k2 = "{\"epsilon\":1,\"trees\":3,\"depth\":5,\"structure_key\":"
+                   "\"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\",\"classes\":[0,1],"
+                   "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}";
+  const char *k3 = "{\"epsilon\":1,\"trees\":3,\"depth\":5,\"seed\":1,\"classes\":[0,1],"
+                   "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}";
+  rdt_forest a, b, c;
+  int built = make_forest(&a, k1) & make_forest(&b, k2) & make_forest(&c, k3);
+  unsigned char da[32], db[32], dc[32];
+  if (built) {
+    rdt_forest_digest(&a, da);
+    rdt_forest_digest(&b, db);
+    rdt_forest_digest(&c, dc);
+  }
+  check(built && memcmp(a.nodes, b.nodes, (size_t)a.config.trees * a.n_internal * sizeof *a.nodes) == 0 &&
+            memcmp(da, db, 32) == 0 && memcmp(da, dc, 32) != 0,
+        "forest: \"structure_key\" fixes the structure with or without a seed; the seed alone draws another");
+  double x = 0.3;
+  for (int i = 0; built && i < 5; i++) rdt_forest_train_row(&a, &x, 1);
+  for (int i = 0; built && i < 3; i++) rdt_forest_train_row(&b, &x, 0);
+  check(built && rdt_forest_merge(&a, &b) && a.counts[rdt_forest_leaf(&a, 0, &x) * 2 + 1] == 5 &&
+            a.counts[rdt_forest_leaf(&a, 0, &x) * 2] == 3,
+        "forest: states of one structure key merge by adding their counters");
+  rdt_forest_free(&a);
+  rdt_forest_free(&b);
+  rdt_forest_free(&c);
+  rdt_schema sch;
+  rdt_config cfg;
+  char err[400];
+  const char *bad = "{\"epsilon\":1,\"structure_key\":\"00ff\",\"classes\":[0,1],"
+                    "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}";
+  check(!rdt_options_parse(bad, strlen(bad), &sch, &cfg, err, sizeof err) && strstr(err, "\"structure_key\" must be 64"),
+        "options: a malformed \"structure_key\" is refused, naming it");
+
+  /* Matrix forests: another strategy on the same seed is another state. */
+  rdt_forest m1, m2;
+  const char *mo = "{\"epsilon\":1,\"noise\":\"matrix\",\"trees\":4,\"seed\":2,\"strategy\":\"%s\",\"classes\":[0,1],"
+                   "\"features\":[{\"name\":\"x\",\"type\":\"numeric\",\"min\":0,\"max\":1},"
+                   "{\"name\":\"y\",\"type\":\"numeric\",\"min\":0,\"max\":1}]}";
+  char o1[400], o2[400];
+  snprintf(o1, sizeof o1, mo, "leaf");
+  snprintf(o2, sizeof o2, mo, "identity");
+  built = make_forest(&m1, o1) & make_forest(&m2, o2);
+  check(built && !rdt_forest_merge(&m1, &m2), "matrix: one seed, leaf vs identity strategy: merge refuses");
+  rdt_forest_free(&m1);
+  rdt_forest_free(&m2);
+
+  /* partial.h: the BLOB round-trips, and every byte matters. */
+  int64_t c0[5] = {0, 1, -7, INT64_MAX, 3}, c1[2] = {4, 5};
+  rdt_span spans[2] = {{c0, 5}, {c1, 2}};
+  unsigned char plan_digest[32];
+  for (int i = 0; i < 32; i++) plan_digest[i] = (unsigned char)i;
+  rdt_partial p, q, r;
+  int made = rdt_partial_from_spans(&p, plan_digest, 0, spans, 2);
+  size_t size = 0;
+  unsigned char *blob = made ? rdt_partial_encode(&p, &size) : NULL;
+  int ok = blob && rdt_partial_decode(blob, size, &q, err, sizeof err) && q.n == 7 && q.counters[3] == INT64_MAX &&
+           q.counters[6] == 5 && q.n_ids == 1 && memcmp(q.ids, p.ids, 16) == 0;
+  check(ok && size == 64 + 16 + 7 * 8 + 32, "partial: a state's BLOB decodes to the same counters, ids and plan");
+  int refused = 1;
+  for (size_t i = 0; blob && i < size; i++) {
+    blob[i] ^= 0x01;
+    rdt_partial t;
+    if (rdt_partial_decode(blob, size, &t, err, sizeof err)) {
+      refused = 0;
+      rdt_partial_free(&t);
+    }
+    blob[i] ^= 0x01;
+  }
+  for (size_t n = 0; blob && n < size; n++) {
+    rdt_partial t;
+    if (rdt_partial_decode(blob, n, &t, err, sizeof err)) {
+      refused = 0;
+      rdt_partial_free(&t);
+    }
+  }
+  check(blob && refused, "partial: every flipped bit and every truncation is refused (checksum, lengths)");
+  /* contract 5: the same partial twice, another plan, round or length */
+  check(ok && !rdt_partial_merge(&q, &p, err, sizeof err) && strstr(err, "summed twice"),
+        "partial: the same partial summed twice is refused (its rows would count twice)");
+  int64_t one[7] = {1, 1, 1, 1, 1, 1, 1};
+  rdt_span s1 = {one, 7};
+  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1);
+  check(made && !rdt_partial_merge(&q, &r, err, sizeof err) && strstr(err, "overflows"),
+        "partial: a sum that overflows int64 is refused, not wrapped");
+  one[3] = -1;
+  rdt_partial_free(&r);
+  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1);
+  int merged = made && rdt_partial_merge(&q, &r, err, sizeof err);
+  check(merged && q.n_ids == 2 && q.counters[3] == INT64_MAX - 1 && q.counters[2] == -6 &&
+            memcmp(q.ids, q.ids + 16, 16) < 0,
+        "partial: two partials of one plan sum counter by counter, their ids kept in order");
+  rdt_partial other;
+  plan_digest[0] ^= 1;
+  made = rdt_partial_from_spans(&other, plan_digest, 0, &s1, 1);
+  check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different plans"),
+        "partial: a partial of another plan is refused");
+  rdt_partial_free(&other);
+  plan_digest[0] ^= 1;
+  made = rdt_partial_from_spans(&other, plan_digest, 1, &s1, 1);
+  check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different rounds"),
+        "partial: a partial of another round is refused");
+  rdt_partial_free(&other);
+  made = rdt_partial_from_spans(&other, plan_digest, 0, spans + 1, 1);
+  check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different lengths"),
+        "partial: a partial of another length is refused");
+  rdt_partial_free(&other);
+  size_t size2 = 0;
+  unsigned char *blob2 = merged ? rdt_partial_encode(&q, &size2) : NULL;
+  if (blob2) { /* ids out of order, checksum recomputed */
+    unsigned char tmp[16];
+    memcpy(tmp, blob2 + 64, 16);
+    memcpy(blob2 + 64, blob2 + 80, 16);
+    memcpy(blob2 + 80, tmp, 16);
+    crypto_generichash(blob2 + size2 - 32, 32, blob2, size2 - 32, NULL, 0);
+  }
+  rdt_partial t;
+  check(blob2 && !rdt_partial_decode(blob2, size2, &t, err, sizeof err) && strstr(err, "not in order"),
+        "partial: ids out of order are refused even with a recomputed checksum");
+  int64_t big[1] = {INT64_MAX}, inc[1] = {1};
+  rdt_span sb = {big, 1};
+  check(!rdt_spans_add(&sb, 1, inc) && big[0] == INT64_MAX, "partial: adding into spans refuses an overflow");
+  unsigned char model_like[80] = "RDTPART1";
+  rdt_forest dummy;
+  check(!rdt_model_decode(model_like, sizeof model_like, &dummy, err, sizeof err) &&
+            strstr(err, "exact partial training state") && strstr(err, "never to be published"),
+        "model: the decoder names a partial state as such, never as a model");
+  free(blob);
+  free(blob2);
+  rdt_partial_free(&p);
+  rdt_partial_free(&q);
+  rdt_partial_free(&r);
+
+  /* plan.h: canonical options, the digest, edits refused. */
+  const char *user = "{\"_why\": \"test\", \"epsilon\": 1, \"ledger\": \"budget\", \"note\": \"n\", \"trees\": 2, "
+                     "\"eps_like\": 0.1, \"classes\": [0, 1], \"structure_key\": \"ab\"}";
+  unsigned char key[32];
+  memset(key, 0xab, sizeof key);
+  rdt_bytes canon;
+  ok = rdt_plan_canonical_options(user, strlen(user), key, &canon, err, sizeof err);
+  const char *want = "{\"epsilon\":1,\"trees\":2,\"eps_like\":0.1,\"classes\":[0,1],\"structure_key\":\""
+                     "abababababababababababababababababababababababababababababababab\"}";
+  check(ok && canon.n == strlen(want) && memcmp(canon.p, want, canon.n) == 0,
+        "plan: canonical options drop ledger, note, comments and any structure_key, then add the plan's key");
+  rdt_plan pl, back;
+  memset(&pl, 0, sizeof pl);
+  snprintf(pl.version, sizeof pl.version, "%s", RDT_VERSION_STRING);
+  snprintf(pl.learner, sizeof pl.learner, "rdt");
+  pl.rounds = 1;
+  pl.options = ok ? (char *)canon.p : NULL;
+  pl.options_len = canon.n;
+  pl.counters = 42;
+  memset(pl.state_digest, 7, 32);
+  snprintf(pl.ledger, sizeof pl.ledger, "budget");
+  pl.charge = 12;
+  rdt_plan_seal(&pl);
+  rdt_bytes text = {0};
+  rdt_plan_write(&pl, &text);
+  rdt_json_put_char(&text, 0);
+  ok = ok && !text.oom && rdt_plan_read((const char *)text.p, text.n - 1, &back, err, sizeof err);
+  check(ok && back.counters == 42 && back.charge == 12 && !strcmp(back.ledger, "budget") &&
+            memcmp(back.digest, pl.digest, 32) == 0 && back.options_len == canon.n,
+        "plan: written and read back, digest and fields intact");
+  if (ok) rdt_plan_free(&back);
+  struct {
+    const char *from, *to, *what;
+  } edits[] = {
+      {"\"epsilon\":1,", "\"epsilon\":2,", "an option edited"},
+      {"\"counters\":42", "\"counters\":43", "the state's length edited"},
+      {"\"ledger\":\"budget\",\"charge\":12", "\"ledger\":null,\"charge\":null", "the ledger dropped"},
+      {"\"learner\":\"rdt\"", "\"learner\":\"auto\"", "the learner edited"},
+  };
+  for (size_t e = 0; ok && e < sizeof edits / sizeof edits[0]; e++) {
+    char *doc = strdup((const char *)text.p), *at = doc ? strstr(doc, edits[e].from) : NULL;
+    char name[160];
+    int refused_edit = 0;
+    if (at) {
+      size_t lf = strlen(edits[e].from), lt = strlen(edits[e].to);
+      char *copy = malloc(strlen(doc) + lt + 1);
+      if (copy) {
+        memcpy(copy, doc, (size_t)(at - doc));
+        memcpy(copy + (at - doc), edits[e].to, lt);
+        strcpy(copy + (at - doc) + lt, at + lf);
+        refused_edit = !rdt_plan_read(copy, strlen(copy), &back, err, sizeof err) && strstr(err, "edited");
+        free(copy);
+      }
+    }
+    free(doc);
+    snprintf(name, sizeof name, "plan: %s is refused (the digest no longer matches)", edits[e].what);
+    check(refused_edit, name);
+  }
+  const char *odd[] = {"{}", "[]", "{\"rdt_plan\":1}", "not json",
+                       "{\"rdt_plan\":1,\"rdt_version\":\"9.9.9\",\"mode\":\"shard\",\"learner\":\"rdt\",\"rounds\":1,"
+                       "\"options\":{},\"counters\":1,\"state_digest\":\"00\",\"ledger\":null,\"charge\":null,"
+                       "\"digest\":\"00\"}"};
+  int all_refused = 1;
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+    if (rdt_plan_read(odd[i], strlen(odd[i]), &back, err, sizeof err)) {
+      all_refused = 0;
+      rdt_plan_free(&back);
+    }
+  check(all_refused, "plan: documents rdt_plan could not have written are refused");
+  rdt_bytes_free(&text);
+  rdt_bytes_free(&canon);
+}
+
+/* ---- federated mode: masks, shares, the plan's roster -------------------- */
+
+static void test_federated(void) {
+  enum { SITES = 4, N = 1000 };
+  unsigned char pk[SITES * 32], sk[SITES][32], ctx[32];
+  static uint64_t v[SITES][N], m[SITES][N];
+  memset(ctx, 9, sizeof ctx);
+  rdt_rng r;
+  seeded(&r, "federated vectors");
+  for (int i = 0; i < SITES; i++) {
+    rdt_mask_keypair(pk + 32 * i, sk[i]);
+    for (int j = 0; j < N; j++) v[i][j] = m[i][j] = rdt_rng_below(&r, 1000);
+  }
+  rdt_rng_clear(&r);
+  int ok = 1;
+  for (int i = 0; i < SITES; i++) ok &= rdt_mask_apply(m[i], N, pk, SITES, (uint32_t)i, sk[i], ctx, 0);
+  int cancel = ok, hidden = ok, partial_cancel = 1;
+  for (int j = 0; j < N; j++) {
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (int i = 0; i < SITES; i++) {
+      a += v[i][j];
+      b += m[i][j];
+      if (i) {
+        c += v[i][j];
+        d += m[i][j];
+      }
+    }
+    cancel &= a == b;
+    hidden &= m[0][j] != v[0][j] && m[0][j] > 1000000;
+    partial_cancel &= c != d;
+  }
+  check(cancel, "mask: the masks of all 4 sites cancel exactly in the sum (mod 2^64)");
+  check(hidden, "mask: a masked vector shows none of its values (every masked value differs and is far from them)");
+  check(partial_cancel, "mask: without one site's vector the others' masks do not cancel (a dropout leaves noise)");
+  /* Fresh per plan and round: another context or round gives another mask. */
+  uint64_t x[4] = {0, 0, 0, 0}, y[4] = {0, 0, 0, 0}, z[4] = {0, 0, 0, 0};
+  unsigned char ctx2[32];
+  memset(ctx2, 8, sizeof ctx2);
+  ok = rdt_mask_apply(x, 4, pk, SITES, 1, sk[1], ctx, 0) && rdt_mask_apply(y, 4, pk, SITES, 1, sk[1], ctx2, 0) &&
+       rdt_mask_apply(z, 4, pk, SITES, 1, sk[1], ctx, 1);
+  check(ok && memcmp(x, y, sizeof x) != 0 && memcmp(x, z, sizeof x) != 0,
+        "mask: another plan digest or round gives another mask (never reused)");
+  /* Contract 6: refusals leave the vector unchanged. */
+  uint64_t w[4] = {1, 2, 3, 4};
+  unsigned char dup[3 * 32], low[2 * 32];
+  memcpy(dup, pk, 64);
+  memcpy(dup + 64, pk, 32);
+  memcpy(low, pk, 32);
+  memset(low + 32, 0, 32); /* the all-zero point: low order */
+  int refused = !rdt_mask_apply(w, 4, pk, SITES, 1, sk[0], ctx, 0) && !rdt_mask_apply(w, 4, dup, 3, 1, sk[1], ctx, 0) &&
+                !rdt_mask_apply(w, 4, low, 2, 0, sk[0], ctx, 0) && !rdt_mask_apply(w, 4, pk, 1, 0, sk[0], ctx, 0);
+  check(refused && w[0] == 1 && w[3] == 4,
+        "mask: another site's secret key, a repeated roster key, a low-order key, one site: refused, vector unchanged");
+  /* share.h: blocks cover the counters; s = 0 counters are sent as 0; the shares sum to counters + noise. */
+  int64_t counts[SITES][6];
+  uint64_t sh[SITES][6];
+  rdt_noise_block blocks[2] = {{2, 0, 0}, {4, 1, 1}}, wrong[1] = {{5, 1, 1}};
+  rdt_rng noise;
+  seeded(&noise, "federated noise");
+  for (int i = 0; i < SITES; i++)
+    for (int j = 0; j < 6; j++) counts[i][j] = 10 * i + j;
+  ok = !rdt_share_make(sh[0], counts[0], 6, wrong, 1, &noise, pk, SITES, 0, sk[0], ctx, 0);
+  check(ok, "share: noise blocks that do not cover the counters are refused, nothing drawn");
+  ok = 1;
+  for (int i = 0; i < SITES; i++) ok &= rdt_share_make(sh[i], counts[i], 6, blocks, 2, &noise, pk, SITES, (uint32_t)i, sk[i], ctx, 0);
+  uint64_t total[6] = {0};
+  for (int i = 0; i < SITES; i++)
+    for (int j = 0; j < 6; j++) total[j] += sh[i][j];
+  int noisy = 0, near = 1;
+  for (int j = 2; j < 6; j++) {
+    int64_t exact = 0;
+    for (int i = 0; i < SITES; i++) exact += counts[i][j];
+    noisy |= (int64_t)total[j] != exact; /* 4 draws of scale 1 per counter: all zero almost never */
+    near &= llabs((int64_t)total[j] - exact) < 100;
+  }
+  check(ok && total[0] == 0 && total[1] == 0 && noisy && near,
+        "share: summed shares are 0 where nothing is released and the exact sum plus noise elsewhere");
+  rdt_rng_clear(&noise);
+  /* partial.h: masked shares add modulo 2^64 and never with exact states. */
+  unsigned char plan_digest[32], id1[16], id2[16];
+  memset(plan_digest, 3, 32);
+  memset(id1, 1, 16);
+  memset(id2, 2, 16);
+  uint64_t big[1] = {UINT64_MAX}, one[1] = {2};
+  rdt_partial a, b, e;
+  char err[200];
+  int64_t zero[1] = {0};
+  rdt_span zs = {zero, 1};
+  ok = rdt_partial_from_masked(&a, plan_digest, 0, big, 1, id1) && rdt_partial_from_masked(&b, plan_digest, 0, one, 1, id2) &&
+       rdt_partial_merge(&a, &b, err, sizeof err) && a.counters[0] == 1;
+  check(ok, "partial: masked shares add modulo 2^64 (UINT64_MAX + 2 = 1), not refused as an overflow");
+  ok = rdt_partial_from_spans(&e, plan_digest, 0, &zs, 1) && !rdt_partial_merge(&e, &b, err, sizeof err) &&
+       strstr(err, "do not add") != NULL;
+  check(ok, "partial: an exact partial and a masked share do not add");
+  rdt_partial_free(&a);
+  rdt_partial_free(&b);
+  rdt_partial_free(&e);
+  /* plan.h: "federated" leaves the options; the roster is in the digest. */
+  char opts[600], hex[65];
+  size_t at = (size_t)snprintf(opts, sizeof opts, "{\"epsilon\": 1, \"federated\": {\"sites\": [");
+  for (int i = 0; i < 2; i++) {
+    sodium_bin2hex(hex, sizeof hex, pk + 32 * i, 32);
+    at += (size_t)snprintf(opts + at, sizeof opts - at, "%s\"%s\"", i ? "," : "", hex);
+  }
+  snprintf(opts + at, sizeof opts - at, "]}, \"ledger\": \"b\"}");
+  rdt_bytes rest;
+  unsigned char *sites = NULL;
+  uint32_t n_sites = 0;
+  ok = rdt_plan_federated(opts, strlen(opts), &rest, &sites, &n_sites, err, sizeof err);
+  check(ok && n_sites == 2 && memcmp(sites, pk, 64) == 0 && rest.n == strlen("{\"epsilon\":1,\"ledger\":\"b\"}") &&
+            memcmp(rest.p, "{\"epsilon\":1,\"ledger\":\"b\"}", rest.n) == 0,
+        "plan: \"federated\" gives the roster and leaves the rest of the options");
+  rdt_bytes_free(&rest);
+  free(sites);
+  const char *bad[] = {"{\"federated\": {\"sites\": [\"00\"]}}", "{\"federated\": 1}", "{\"federated\": {\"sites\": []}}",
+                       "{\"federated\": {\"sites\": [\"0000000000000000000000000000000000000000000000000000000000000000\","
+                       "\"0100000000000000000000000000000000000000000000000000000000000000\"]}}"};
+  int all_bad = 1;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (rdt_plan_federated(bad[i], strlen(bad[i]), &rest, &sites, &n_sites, err, sizeof err)) {
+      all_bad = 0;
+      rdt_bytes_free(&rest);
+      free(sites);
+    }
+  }
+  check(all_bad, "plan: a roster of one site, no object, no sites, or low-order keys is refused");
+}
+
 int main(int argc, char **argv) {
   if (sodium_init() < 0) {
     printf("not ok - sodium_init\n");
@@ -2292,6 +2665,8 @@ int main(int argc, char **argv) {
   test_forest_json();
   test_sign();
   test_unit();
+  test_shard();
+  test_federated();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail != 0;
 }

@@ -1342,6 +1342,118 @@ static void test_moment_association(void) {
         "moment_fit 2c: the fit matches a dropped association as if the table had none");
 }
 
+/* ---- shard mode: counters() (learner.h contract 3) ------------------------
+** For every learner with counters: two sites' counters added into an empty
+** state equal the union's, with one digest, and finishing that sum with the
+** union's noise stream releases the union's model byte for byte. */
+static void test_counters(const rdt_schema *s, const double *x, const uint32_t *cls) {
+  static const struct {
+    const char *name, *opts;
+    int is_private;
+  } cases[] = {
+      {"constant", NULL, 1},
+      {"naive_bayes", NULL, 1},
+      {"naive_bayes", "{\"bins\": 7, \"readout\": \"moments\"}", 1},
+      {"naive_bayes", "{\"bins\": 5}", 0},
+      {"random_trees", "{\"trees\": 3}", 1},
+      {"matrix_forest", "{\"trees\": 4}", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const rdt_learner *l = rdt_learner_find(cases[i].name);
+    rdt_learn_common c = common(cases[i].is_private, 1.0);
+    c.seeded = 1; /* one structure for every state, one noise stream for both releases */
+    rdt_rng_derive_key(c.seed_key, "counters", 8, "test");
+    char err[256], name[200];
+    void *a = start(l, cases[i].opts, s, &c, err, sizeof err), *b = start(l, cases[i].opts, s, &c, err, sizeof err);
+    void *sum = start(l, cases[i].opts, s, &c, err, sizeof err), *all = start(l, cases[i].opts, s, &c, err, sizeof err);
+    int ok = a && b && sum && all && l->counters;
+    if (ok) {
+      train(l, a, x, cls, 0, 300);
+      train(l, b, x, cls, 300, NTRAIN);
+      train(l, all, x, cls, 0, NTRAIN);
+    }
+    rdt_span sa[RDT_MAX_SPANS], sb[RDT_MAX_SPANS], ss[RDT_MAX_SPANS], su[RDT_MAX_SPANS];
+    unsigned char da[32], db[32], ds[32], du[32];
+    uint32_t ka = ok ? l->counters(a, sa, RDT_MAX_SPANS, da) : 0, kb = ok ? l->counters(b, sb, RDT_MAX_SPANS, db) : 0;
+    uint32_t ks = ok ? l->counters(sum, ss, RDT_MAX_SPANS, ds) : 0, ku = ok ? l->counters(all, su, RDT_MAX_SPANS, du) : 0;
+    uint64_t n = ka ? rdt_spans_count(sa, ka) : 0;
+    int64_t *va = n ? malloc(n * sizeof *va) : NULL, *vb = n ? malloc(n * sizeof *vb) : NULL;
+    int64_t *vs = n ? malloc(n * sizeof *vs) : NULL, *vu = n ? malloc(n * sizeof *vu) : NULL;
+    ok = ka && ka == kb && ka == ks && ka == ku && va && vb && vs && vu && !memcmp(da, db, 32) && !memcmp(da, ds, 32) &&
+         !memcmp(da, du, 32);
+    if (ok) {
+      rdt_spans_read(sa, ka, va);
+      rdt_spans_read(sb, kb, vb);
+      ok = rdt_spans_add(ss, ks, va) && rdt_spans_add(ss, ks, vb);
+      rdt_spans_read(ss, ks, vs);
+      rdt_spans_read(su, ku, vu);
+      ok = ok && memcmp(vs, vu, n * sizeof *vs) == 0;
+    }
+    snprintf(name, sizeof name, "%s %s: two sites' counters add up to the union's, one digest", cases[i].name,
+             cases[i].opts ? cases[i].opts : "(defaults)");
+    check(ok, name);
+    rdt_rng r1, r2;
+    rdt_rng_init_for(&r1, c.seed_key, "noise", 0);
+    rdt_rng_init_for(&r2, c.seed_key, "noise", 0);
+    rdt_bytes e1 = {0}, e2 = {0};
+    int same = ok && l->finish(sum, &r1) && l->finish(all, &r2) && encode(l, sum, &e1) && encode(l, all, &e2) &&
+               e1.n == e2.n && memcmp(e1.p, e2.p, e1.n) == 0;
+    snprintf(name, sizeof name, "%s %s: finishing the summed counters releases the union's model byte for byte",
+             cases[i].name, cases[i].opts ? cases[i].opts : "(defaults)");
+    check(same, name);
+    rdt_span none[RDT_MAX_SPANS];
+    unsigned char dn[32];
+    snprintf(name, sizeof name, "%s: a released state has no counters", cases[i].name);
+    check(same && l->counters(sum, none, RDT_MAX_SPANS, dn) == 0, name);
+    rdt_rng_clear(&r1);
+    rdt_rng_clear(&r2);
+    rdt_bytes_free(&e1);
+    rdt_bytes_free(&e2);
+    free(va);
+    free(vb);
+    free(vs);
+    free(vu);
+    if (a) l->free(a);
+    if (b) l->free(b);
+    if (sum) l->free(sum);
+    if (all) l->free(all);
+  }
+  /* The learners that keep their rows have none. */
+  check(!rdt_learner_find("boost")->counters && !rdt_learner_find("private_tree")->counters &&
+            !rdt_learner_find("auto")->counters,
+        "boost, private_tree and auto keep rows: no counters() (shard mode refuses them)");
+  const rdt_learner *nb = rdt_learner_find("naive_bayes");
+  rdt_learn_common c = common(1, 1.0);
+  char err[256];
+  void *st = start(nb, "{\"readout\": \"auto\"}", s, &c, err, sizeof err);
+  rdt_span sp[RDT_MAX_SPANS];
+  unsigned char d[32];
+  check(st && nb->counters(st, sp, RDT_MAX_SPANS, d) == 0,
+        "naive_bayes \"readout\": \"auto\" keeps its rows' bins: no counters");
+  if (st) nb->free(st);
+  /* Merge checks the digest: other bounds, or another eps, are refused. */
+  rdt_schema wide;
+  const char *wide_opts = "{\"epsilon\": null, \"classes\": [0, 1, 2], \"features\": ["
+                          "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+                          "{\"name\": \"y\", \"type\": \"numeric\", \"min\": -5, \"max\": 6},"
+                          "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"a\", \"b\", \"c\"]}]}";
+  if (make_schema(wide_opts, &wide)) {
+    void *p = start(nb, "{\"bins\": 4}", s, &c, err, sizeof err), *q = start(nb, "{\"bins\": 4}", &wide, &c, err, sizeof err);
+    check(p && q && nb->merge(p, q) == 0, "naive_bayes: merge refuses a state whose feature bounds differ (y max 5 vs 6)");
+    if (p) nb->free(p);
+    if (q) nb->free(q);
+    rdt_schema_free(&wide);
+  } else {
+    check(0, "naive_bayes: wide schema");
+  }
+  const rdt_learner *k = rdt_learner_find("constant");
+  rdt_learn_common c2 = common(1, 2.0);
+  void *p = start(k, NULL, s, &c, err, sizeof err), *q = start(k, NULL, s, &c2, err, sizeof err);
+  check(p && q && k->merge(p, q) == 0, "constant: merge refuses a state of another epsilon");
+  if (p) k->free(p);
+  if (q) k->free(q);
+}
+
 int main(void) {
   if (sodium_init() < 0) return 1;
   test_registry();
@@ -1370,6 +1482,7 @@ int main(void) {
     test_pt(&s, x, cls, tx, tcls);
     test_forest_learners(&s, x, cls, tx, tcls);
     test_pt_flat_majority(&s);
+    test_counters(&s, x, cls);
     rdt_schema_free(&s);
   }
   free(x);

@@ -1,11 +1,12 @@
 /* forest.c - RDT structure, training state, noise, prediction; see forest.h. */
 #include "forest.h"
 
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "digest.h"
 
 /* The budget the leaf counters get: eps less what a noisy row count took. */
 static rdt_eps leaf_eps(const rdt_config *c) {
@@ -219,17 +220,13 @@ int rdt_forest_init_with(rdt_forest *f, rdt_schema *schema, const rdt_config *co
   memset(schema, 0, sizeof *schema);
   f->config = *config;
 
-  /* Structure key: from the seed when seeded, else fresh from the OS. The
+  /* Structure key: the one the options give ("structure_key", a shard
+  ** plan's), else from the seed when seeded, else fresh from the OS. The
   ** model id is derived from it, so seeded runs are byte-identical. */
   unsigned char skey[RDT_RNG_KEYBYTES];
   rdt_rng rng;
-  if (config->seeded) {
-    rdt_rng_derive_key(skey, config->seed_key, RDT_RNG_KEYBYTES, "structure");
-  } else {
-    rdt_rng_init_os(&rng);
-    rdt_rng_bytes(&rng, skey, sizeof skey);
-    rdt_rng_clear(&rng);
-  }
+  if (config->keyed) memcpy(skey, config->structure_key, sizeof skey);
+  else rdt_rng_structure_key(skey, config->seeded ? config->seed_key : NULL);
   /* The id names structure and configuration: the same seed with another
   ** epsilon or vote rule gives another id. */
   unsigned char id[RDT_RNG_KEYBYTES], idin[RDT_RNG_KEYBYTES + 24];
@@ -541,18 +538,61 @@ int rdt_forest_choose_depth(rdt_forest *f, rdt_rng *noise) {
   return rdt_forest_index(f);
 }
 
-int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
-  if (a->multiway || b->multiway)
-    return a->multiway == b->multiway && a->config.algorithm == b->config.algorithm && a->multiway->merge(a, b);
+uint32_t rdt_forest_state(rdt_forest *f, rdt_span *out, uint32_t max) {
+  if (f->multiway) return f->multiway->state(f, out, max);
   /* Binary trees add up only when drawn from the key (RDT; DiPriMe grows
   ** them from the rows). The kinds build on forest.c, so it names the
   ** algorithm here instead of asking them (forest_kind.h would be a cycle). */
-  if (memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
-      a->config.trees != b->config.trees || a->config.depth != b->config.depth ||
-      rdt_forest_slots(a) != rdt_forest_slots(b) || a->config.algorithm != RDT_ALGO_RDT)
-    return 0;
-  size_t n = (size_t)a->config.trees * a->n_leaves * rdt_forest_slots(a);
-  for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
+  if (f->config.algorithm != RDT_ALGO_RDT || max < 1 || !f->counts) return 0;
+  out[0] = (rdt_span){f->counts, (uint64_t)f->config.trees * f->n_leaves * rdt_forest_slots(f)};
+  return 1;
+}
+
+void rdt_forest_digest(const rdt_forest *f, unsigned char out[32]) {
+  const rdt_config *c = &f->config;
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-forest-state-v1");
+  rdt_digest_bytes(&d, f->model_id, sizeof f->model_id);
+  const uint64_t facts[] = {c->algorithm, c->task, (uint64_t)c->is_private, c->eps.num, c->eps_count.num,
+                            (uint64_t)c->auto_depth, c->trees, c->depth, c->vote, c->splits, c->categorical,
+                            c->bins, c->strategy, (uint64_t)c->trees_auto, (uint64_t)c->partition,
+                            c->primary_trees, c->cells, c->eps_query.num, c->eps_leaf.num, c->candidates};
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) rdt_digest_u64(&d, facts[i]);
+  rdt_digest_f64(&d, c->target_min);
+  rdt_digest_f64(&d, c->target_max);
+  rdt_digest_f64(&d, c->rho);
+  rdt_digest_f64(&d, c->keep_trees);
+  rdt_digest_schema(&d, &f->schema);
+  if (f->multiway) {
+    f->multiway->digest(f, &d);
+  } else if (f->nodes) { /* the drawn nodes, field by field (no padding bytes) */
+    size_t n = (size_t)c->trees * f->n_internal;
+    rdt_digest_u64(&d, n);
+    for (size_t i = 0; i < n; i++) {
+      rdt_digest_f64(&d, f->nodes[i].value);
+      rdt_digest_u64(&d, (uint64_t)f->nodes[i].feature << 32 | f->nodes[i].kind);
+    }
+  }
+  rdt_digest_final(&d, out);
+}
+
+int rdt_forest_merge(rdt_forest *a, const rdt_forest *b) {
+  rdt_span sa[RDT_MAX_SPANS], sb[RDT_MAX_SPANS];
+  unsigned char da[32], db[32];
+  uint32_t ka = rdt_forest_state(a, sa, RDT_MAX_SPANS), kb = rdt_forest_state((rdt_forest *)b, sb, RDT_MAX_SPANS);
+  rdt_forest_digest(a, da);
+  rdt_forest_digest(b, db);
+  if (!ka || ka != kb || memcmp(da, db, sizeof da) != 0) return 0;
+  for (uint32_t i = 0; i < ka; i++)
+    if (sa[i].n != sb[i].n) return 0;
+  /* Checked first, so that a refused merge leaves a unchanged. */
+  for (uint32_t i = 0; i < ka; i++)
+    for (uint64_t j = 0; j < sa[i].n; j++) {
+      int64_t x = sa[i].p[j], y = sb[i].p[j];
+      if ((y > 0 && x > INT64_MAX - y) || (y < 0 && x < INT64_MIN - y)) return 0;
+    }
+  for (uint32_t i = 0; i < ka; i++)
+    for (uint64_t j = 0; j < sa[i].n; j++) sa[i].p[j] += sb[i].p[j];
   return 1;
 }
 

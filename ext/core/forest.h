@@ -12,7 +12,10 @@
 **      so releasing all counters is eps-DP; the training state before noise
 **      is never released.
 **   5. Training state is additive: two states built on the same structure
-**      from disjoint row sets merge by adding counters, before noise.
+**      from disjoint row sets merge by adding counters, before noise. Same
+**      structure means same digest (rdt_forest_digest: the drawn nodes, the
+**      schema with its bounds, every option the counters depend on), not
+**      merely the same model id.
 **   6. Prediction is post-processing of the released counters.
 */
 #ifndef RDT_FOREST_H
@@ -23,6 +26,7 @@
 
 #include "cancel.h"
 #include "noise.h"
+#include "partial.h"
 #include "rng.h"
 #include "schema.h"
 #include "unit.h"
@@ -175,6 +179,10 @@ typedef struct rdt_config {
   rdt_cancel *cancel;
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES]; /* master key derived from the seed */
+  /* "structure_key" (a shard plan's): the structure is drawn from this key
+  ** instead of the seed's or fresh OS bytes; the noise is not touched. */
+  int keyed;
+  unsigned char structure_key[RDT_RNG_KEYBYTES];
   /* The privacy unit and private bounds (unit.h): with them, eps above is
   ** the model's per-row share and unit.eps_total the whole release's ε. */
   rdt_unit unit;
@@ -182,6 +190,7 @@ typedef struct rdt_config {
 
 struct rdt_matrix;
 struct rdt_sharp;
+struct rdt_digest;
 
 typedef struct rdt_forest {
   rdt_schema schema;
@@ -251,7 +260,10 @@ typedef struct rdt_multiway {
   void (*free)(rdt_forest *f);                         /* f->matrix, f->sharp */
   uint64_t (*total_leaves)(const rdt_forest *f);       /* counter slots, forest-wide */
   void (*train_row)(rdt_forest *f, const double *xs, uint32_t cls);
-  int (*merge)(rdt_forest *a, const rdt_forest *b);
+  /* The training state as spans of counters (rdt_forest_state), and the
+  ** kind's structure into a digest (rdt_forest_digest). */
+  uint32_t (*state)(rdt_forest *f, rdt_span *out, uint32_t max);
+  void (*digest)(const rdt_forest *f, struct rdt_digest *d);
   double (*leaf_scale)(const rdt_forest *f);           /* Laplace scale of a leaf counter */
   /* The forest-wide leaf of every tree for the cleaned row xs. */
   void (*leaves)(const rdt_forest *f, const double *xs, uint32_t *leaf);
@@ -302,8 +314,19 @@ void rdt_forest_train_row(rdt_forest *f, const double *xs, uint32_t cls);
 /* Count n_rows rows at once: xs holds n_rows * n_features values (row-major)
 ** and cls their classes. Same result as n_rows calls of train_row, faster. */
 void rdt_forest_train_batch(rdt_forest *f, const double *xs, const uint32_t *cls, uint32_t n_rows);
-/* Add b's counters into a; both must come from the same structure.
-** Returns 0 if they do not. */
+/* Item 5: the exact training state as at most max spans of counters (RDT:
+** the leaf counters; a multiway kind: its own), or 0 for a forest whose
+** state does not add up (DiPriMe grows its trees from the rows; a
+** partitioned matrix forest draws a tree per row). */
+uint32_t rdt_forest_state(rdt_forest *f, rdt_span *out, uint32_t max);
+/* Item 5: BLAKE2b-256 (digest.h) of everything the state's counters mean:
+** the model id (hence the structure key), the options that shape or count
+** (algorithm, task, privacy, eps and its shares, trees, depth, vote, splits,
+** categorical, bins, strategy, partition), the schema with its bounds and
+** the drawn structure itself. */
+void rdt_forest_digest(const rdt_forest *f, unsigned char out[32]);
+/* Add b's counters into a when both have states of the same digest.
+** Returns 0, a unchanged, if they do not (or a counter would overflow). */
 int rdt_forest_merge(rdt_forest *a, const rdt_forest *b);
 /* Replace counters by counters + discrete Laplace(trees / eps_leaves), where
 ** eps_leaves = eps - eps_count. Returns 0, adding nothing, if the noise

@@ -33,6 +33,8 @@ int rdt_forest_learner_config(rdt_config *config, rdt_algorithm algorithm, const
   config->threads = 1;
   config->seeded = c->seeded;
   memcpy(config->seed_key, c->seed_key, sizeof config->seed_key);
+  config->keyed = c->keyed;
+  memcpy(config->structure_key, c->structure_key, sizeof config->structure_key);
   return 1;
 }
 
@@ -68,6 +70,13 @@ int rdt_forest_learner_finish(void *st, rdt_rng *noise) {
 }
 
 int rdt_forest_learner_merge(void *into, const void *from) { return rdt_forest_merge(into, from); }
+
+uint32_t rdt_forest_learner_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  rdt_forest *f = st;
+  if (f->theta) return 0; /* prepared: released */
+  rdt_forest_digest(f, digest);
+  return rdt_forest_state(f, out, max);
+}
 
 void rdt_forest_learner_encode(const void *st, rdt_bytes *out) {
   size_t n = 0;

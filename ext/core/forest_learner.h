@@ -14,6 +14,8 @@
 **   3. predict() is post-processing of the released counts; out of memory
 **      it predicts uniformly (no row is involved).
 **   4. free() wipes every counter (exact or released) before freeing.
+**   5. merge() and counters() are the forest's (forest.h item 5): states of
+**      one digest add; a released forest has none.
 */
 #ifndef RDT_FOREST_LEARNER_H
 #define RDT_FOREST_LEARNER_H
@@ -37,6 +39,8 @@ rdt_forest *rdt_forest_learner_new(const rdt_schema *s, const rdt_config *config
 int rdt_forest_learner_finish(void *st, rdt_rng *noise);
 void rdt_forest_learner_row(void *st, const double *x, uint32_t cls, double target);
 int rdt_forest_learner_merge(void *into, const void *from);
+/* learner.h's counters(): the forest's state and digest (forest.h item 5). */
+uint32_t rdt_forest_learner_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]);
 void rdt_forest_learner_encode(const void *st, rdt_bytes *out);
 void *rdt_forest_learner_decode(rdt_reader *in, rdt_algorithm algorithm);
 void rdt_forest_learner_predict(const void *st, const double *x, double *out);

@@ -96,6 +96,32 @@ void rdt_json_put_value(rdt_bytes *b, const rdt_value *v) {
   else rdt_json_put_string(b, v->text, v->text_len);
 }
 
+void rdt_json_put_tree(rdt_bytes *b, const rdt_json *v) {
+  switch (v->type) {
+    case RDT_JSON_NULL: rdt_bytes_text(b, "null"); break;
+    case RDT_JSON_FALSE: rdt_bytes_text(b, "false"); break;
+    case RDT_JSON_TRUE: rdt_bytes_text(b, "true"); break;
+    case RDT_JSON_NUMBER:
+      if (v->is_integer) rdt_json_putf(b, "%lld", v->integer);
+      else rdt_json_put_double(b, v->number);
+      break;
+    case RDT_JSON_STRING: rdt_json_put_string(b, v->string, v->string_len); break;
+    case RDT_JSON_ARRAY:
+    case RDT_JSON_OBJECT: /* nesting is bounded by the parser (json.h) */
+      rdt_json_put_char(b, v->type == RDT_JSON_ARRAY ? '[' : '{');
+      for (size_t i = 0; i < v->n; i++) {
+        if (i) rdt_json_put_char(b, ',');
+        if (v->type == RDT_JSON_OBJECT) {
+          rdt_json_put_string(b, v->items[i]->key, strlen(v->items[i]->key));
+          rdt_json_put_char(b, ':');
+        }
+        rdt_json_put_tree(b, v->items[i]);
+      }
+      rdt_json_put_char(b, v->type == RDT_JSON_ARRAY ? ']' : '}');
+      break;
+  }
+}
+
 void rdt_json_put_classes(rdt_bytes *b, const rdt_schema *s) {
   rdt_json_put_char(b, '[');
   for (uint32_t k = 0; k < s->n_classes; k++) {

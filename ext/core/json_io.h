@@ -65,6 +65,10 @@ void rdt_json_put_hex(rdt_bytes *b, const unsigned char *p, size_t n);
 void rdt_json_put_u32_list(rdt_bytes *b, const uint32_t *v, uint32_t n);
 /* A class or category value: an integer, or a string. */
 void rdt_json_put_value(rdt_bytes *b, const rdt_value *v);
+/* A parsed value written back as compact JSON: members in their order,
+** integers as written, other numbers as rdt_json_put_double writes them.
+** Parsing what it writes and writing that again gives the same text. */
+void rdt_json_put_tree(rdt_bytes *b, const rdt_json *v);
 /* The classes, and the features with their domains, as JSON arrays. */
 void rdt_json_put_classes(rdt_bytes *b, const rdt_schema *s);
 void rdt_json_put_features(rdt_bytes *b, const rdt_schema *s);

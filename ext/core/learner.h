@@ -11,8 +11,22 @@
 **      into their bounds, categorical codes 0 .. n_values, n_values being
 **      `other`) with its class index or clamped target; it never fails
 **      (a learner that buffers rows may run out of memory: row_failed, 8).
-**   3. merge() adds a partial state built with the same options, before
-**      noise: training state is additive.
+**   3. Merging, before noise, of states built from the same options (and
+**      the same structure key) on disjoint rows. A learner whose state is
+**      counters says so with counters(): spans of int64 counters (partial.h)
+**      whose number and meaning the options, the schema and the structure
+**      key fix before any row, with a digest of all that meaning; merging is
+**      adding them, and two states add only when their digests are equal.
+**      That is shard mode (rdt_plan, rdt_partial, rdt_merge, rdt_finish):
+**      the sum of the sites' counters is the union's state, so finish() on
+**      it releases what one training on the union would, with the noise
+**      added once. A learner that keeps its rows (boost, private_tree, naive
+**      Bayes's "readout": "auto", auto) has no counters(); its merge()
+**      appends rows, which pools them, so it trains in one place: over
+**      several sites it would need rounds of released statistics (a tree's
+**      per-level histograms, boosting's per-visit gradient sums), which no
+**      learner offers, and shard mode refuses it. merge() refuses a state of
+**      other options or a released one.
 **   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
 **      the exact state, and returns 0 without releasing anything if the
 **      noise cannot be set up. After it, only released values remain.
@@ -28,10 +42,17 @@
 **      memory (row_failed), polls the caller's stop request itself (cancel.h)
 **      and says what it will train and what it trained (about, trained).
 **      It needs no merge, decode, predict or describe (NULL): its rows pass
-**      through one session, and model.c decodes its models. Its encode() writes a complete model BLOB (model.c), which the caller
+**      through one session (or, in shard mode, several whose counters() add
+**      up), and model.c decodes its models. Its encode() writes a complete model BLOB (model.c), which the caller
 **      returns as it is: no learner envelope, no learner id, and the registry
 **      never finds it by name or id (rdt_learner_find, rdt_learner_by_id),
 **      so no caller decodes a model as its payload or picks it as a candidate.
+**   9. Federated mode (noise(), finish_noised()): each site adds noise()'s
+**      whole noise to its own counters (its share, ε-DP on its rows alone,
+**      the learner's own proof applied to them), the masked shares are
+**      summed, and finish_noised() releases the sum as finish() would have
+**      released noisy counters: post-processing only. Counters of a block
+**      with s = 0 are never released: a site sends 0 for them.
 ** Neighbouring relation for every learner: add or remove one row.
 */
 #ifndef RDT_LEARNER_H
@@ -43,6 +64,7 @@
 #include "cancel.h"
 #include "json.h"
 #include "noise.h"
+#include "partial.h"
 #include "rng.h"
 #include "schema.h"
 #include "unit.h"
@@ -58,6 +80,9 @@ typedef struct rdt_learn_common {
   double target_min, target_max; /* regression: public bounds of the target */
   int seeded;
   unsigned char seed_key[RDT_RNG_KEYBYTES];
+  /* "structure_key": a drawn structure comes from it (forest.h's config). */
+  int keyed;
+  unsigned char structure_key[RDT_RNG_KEYBYTES];
   /* The privacy unit and private bounds (unit.h), set by the caller: with
   ** them, eps is this learner's per-row share. Learners need not read it. */
   rdt_unit unit;
@@ -139,6 +164,26 @@ typedef struct rdt_learner {
   ** "\"mechanism\":\"...\",\"epsilon_tables\":0.9,". */
   void (*describe)(const void *st, rdt_bytes *json);
   void (*free)(void *st);                                              /* Contract 7 */
+  /* Contract 3, optional (NULL: no partial state). After the last row (and
+  ** before any: the shape is the options'), the exact state as at most max
+  ** spans of counters, and into digest a BLAKE2b-256 (digest.h) of what
+  ** they mean: structure, bins and bounds, shares of eps. Returns the number
+  ** of spans, 0 when this state is not counters (it keeps rows, or was
+  ** released). The caller may read the spans and add to them; finish()
+  ** then releases the sum. */
+  uint32_t (*counters)(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]);
+  /* Contract 9, optional (NULL: not in federated mode). When finish() adds
+  ** one independent discrete Laplace to each counter of counters() and
+  ** nothing else is drawn from the noisy or exact state (no noisy count
+  ** that picks a depth or bins, no selection), that noise as blocks in the
+  ** counters' order, fixed by the options before any row: their number.
+  ** 0 otherwise, or for a non-private state. */
+  uint32_t (*noise)(const void *st, rdt_noise_block *out, uint32_t max);
+  /* Contract 9: finish() for counters that already carry noise()'s noise
+  ** (the sum of the sites' shares): the same release, drawing no noise;
+  ** `post` serves post-processing only (a readout's synthetic sample). 0
+  ** when memory runs out. */
+  int (*finish_noised)(void *st, rdt_rng *post);
   /* Optional (NULL: no plan): the plan for n^ rows; returns 0 when none. */
   int (*plan)(const void *st, double n_hat, rdt_learn_plan *out);
   /* Optional (NULL: one): the readouts a released state offers, different

@@ -787,19 +787,34 @@ void rdt_matrix_train_row(rdt_forest *f, const double *xs, uint32_t cls) {
   for (uint32_t t = 0; t < f->config.trees; t++) f->counts[(size_t)rdt_matrix_leaf(f, t, bins) * C + cls]++;
 }
 
-int rdt_matrix_merge(rdt_forest *a, const rdt_forest *b) {
-  rdt_matrix *ma = a->matrix;
-  const rdt_matrix *mb = b->matrix;
-  if (!ma || !mb || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 || ma->n_cells != mb->n_cells ||
-      rdt_matrix_leaves(a) != rdt_matrix_leaves(b))
-    return 0;
-  uint32_t C = rdt_forest_slots(a);
-  for (uint64_t i = 0; i < ma->n_cells * C; i++) ma->cells[i] += mb->cells[i];
-  if ((ma->exact_cells != NULL) != (mb->exact_cells != NULL) || ma->exact.cells != mb->exact.cells) return 0;
-  if (ma->exact_cells)
-    for (uint64_t i = 0; i < ma->exact.cells * C; i++) ma->exact_cells[i] += mb->exact_cells[i];
-  for (uint64_t i = 0; i < rdt_matrix_leaves(a) * C; i++) a->counts[i] += b->counts[i];
-  return 1;
+/* Contract 7: the tables' cells, the exact table of a non-private model and
+** the leaf counters (all zero but the ones this strategy counts in). A
+** partitioned forest's coins make it no sum of its parts' states (a row's
+** tree is drawn where it is counted), so it has none. */
+uint32_t rdt_matrix_state(rdt_forest *f, rdt_span *out, uint32_t max) {
+  rdt_matrix *m = f->matrix;
+  uint64_t C = rdt_forest_slots(f);
+  if (!m || f->config.partition || max < 3) return 0;
+  out[0] = (rdt_span){m->cells, m->n_tables ? m->n_cells * C : 0};
+  out[1] = (rdt_span){m->exact_cells, m->exact_cells ? m->exact.cells * C : 0};
+  out[2] = (rdt_span){f->counts, rdt_matrix_leaves(f) * C};
+  return 3;
+}
+
+void rdt_matrix_digest(const rdt_forest *f, rdt_digest *d) {
+  const rdt_matrix *m = f->matrix;
+  uint32_t T = f->config.trees, nf = f->schema.n_features;
+  rdt_digest_u64(d, m->strategy);
+  rdt_digest_bytes(d, m->domain, (size_t)nf * sizeof *m->domain);
+  rdt_digest_bytes(d, m->node_start, (size_t)(T + 1) * sizeof *m->node_start);
+  rdt_digest_bytes(d, m->leaf_start, (size_t)(T + 1) * sizeof *m->leaf_start);
+  rdt_digest_bytes(d, m->nodes, (size_t)m->node_start[T] * sizeof *m->nodes);
+  rdt_digest_u64(d, m->n_tables);
+  for (uint32_t g = 0; g < m->n_tables; g++) {
+    rdt_digest_bytes(d, m->tables[g].attrs, (size_t)m->tables[g].n_attrs * sizeof *m->tables[g].attrs);
+    rdt_digest_u64(d, m->tables[g].eps.num);
+  }
+  rdt_digest_u64(d, m->exact_cells ? m->exact.cells : 0);
 }
 
 /* Leaf l (path: attributes path_a fixed to bins path_b) = sum of the cells
@@ -974,7 +989,8 @@ const rdt_multiway rdt_matrix_multiway = {
     .free = multiway_free,
     .total_leaves = rdt_matrix_leaves,
     .train_row = rdt_matrix_train_row,
-    .merge = rdt_matrix_merge,
+    .state = rdt_matrix_state,
+    .digest = rdt_matrix_digest,
     .leaf_scale = multiway_leaf_scale,
     .leaves = multiway_leaves,
 };

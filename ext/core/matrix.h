@@ -51,6 +51,7 @@
 
 #include <stdint.h>
 
+#include "digest.h"
 #include "forest.h"
 
 #define RDT_MNODE_LEAF 0xFFFFFFFFu
@@ -160,8 +161,12 @@ uint32_t rdt_matrix_bin(const rdt_forest *f, uint32_t j, double x);
 uint32_t rdt_matrix_leaf(const rdt_forest *f, uint32_t t, const uint32_t *bins);
 /* Count one row of class cls in the training state. */
 void rdt_matrix_train_row(rdt_forest *f, const double *xs, uint32_t cls);
-/* Add b's training state into a (same structure). Returns 0 if they differ. */
-int rdt_matrix_merge(rdt_forest *a, const rdt_forest *b);
+/* Contract 7 (forest.h's rdt_forest_state): the training state as spans of
+** counters (3), or 0 when it has none that add ("partition"). */
+uint32_t rdt_matrix_state(rdt_forest *f, rdt_span *out, uint32_t max);
+/* The drawn structure and the strategy's tables, into a digest (forest.h's
+** rdt_forest_digest). */
+void rdt_matrix_digest(const rdt_forest *f, rdt_digest *d);
 /* Noise the strategy's counters (private models) and derive every leaf's
 ** counters from them into f->counts. Returns 0 on allocation failure. */
 int rdt_matrix_release(rdt_forest *f, rdt_rng *noise);

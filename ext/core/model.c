@@ -737,9 +737,23 @@ static int sums_up(const unsigned char *buf, size_t size) {
   return sodium_memcmp(sum, buf + size - RDT_CHECKSUM_BYTES, RDT_CHECKSUM_BYTES) == 0;
 }
 
+/* A BLOB that is no model; a partial state (partial.h) is named, so that
+** nobody mistakes it for one. */
+static int not_a_model(const unsigned char *buf, size_t size, char *err, size_t en) {
+  if (rdt_partial_magic(buf, size) && size >= 16 && buf[12] == RDT_PARTIAL_MASKED)
+    return fail(err, en, "not an rdt model but a masked share of federated mode (RDTPART1, made by rdt_share or "
+                         "rdt_merge): meaningless alone; rdt_finish(plan, the sum of every site's share) releases "
+                         "the model");
+  if (rdt_partial_magic(buf, size))
+    return fail(err, en, "not an rdt model but an exact partial training state (RDTPART1, made by rdt_partial or "
+                         "rdt_merge): private data of the sites' rows, never to be published; rdt_finish(plan, "
+                         "merged) adds the noise and releases the model");
+  return fail(err, en, "not an rdt model");
+}
+
 int rdt_model_decode(const unsigned char *buf, size_t size, rdt_forest *f, char *err, size_t en) {
   memset(f, 0, sizeof *f);
-  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
+  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return not_a_model(buf, size, err, en);
   if (size < RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) return fail(err, en, "model is truncated");
   reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
   uint32_t version = get_u32(&r);
@@ -1074,7 +1088,7 @@ void rdt_learned_free(rdt_learned *m) {
 int rdt_learned_decode(const unsigned char *buf, size_t size, rdt_learner_lookup by_id, rdt_learned *m, char *err,
                        size_t en) {
   memset(m, 0, sizeof *m);
-  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return fail(err, en, "not an rdt model");
+  if (size < 8 || memcmp(buf, RDT_MODEL_MAGIC, 8) != 0) return not_a_model(buf, size, err, en);
   if (size < RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES) return fail(err, en, "model is truncated");
   reader r = {buf, size - RDT_CHECKSUM_BYTES, 8, 0};
   uint32_t version = get_u32(&r);

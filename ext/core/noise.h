@@ -64,6 +64,15 @@ extern _Atomic uint64_t rdt_geometric_draws;
 ** (reduced by their gcd). Returns 0 if the parameters overflow. */
 int rdt_laplace_params(rdt_eps eps, uint64_t sensitivity, uint64_t *s, uint64_t *t);
 
+/* A run of n counters and the noise a release adds to each: discrete
+** Laplace P(z) proportional to exp(-|z| s / t) (Contract 3; s, t as
+** rdt_laplace_params gives them), or, with s = 0, none because the
+** counters are not released at all (a release that derives them from
+** others). The description of a mechanism, public before any row. */
+typedef struct rdt_noise_block {
+  uint64_t n, s, t;
+} rdt_noise_block;
+
 /* 1 with probability exp(-m * n / d): m independent Bernoulli(exp(-n/d)),
 ** stopping at the first 0, so the expected work is at most
 ** min(m, 1 / (1 - exp(-n/d))) draws and nothing overflows. */

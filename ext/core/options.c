@@ -4,6 +4,7 @@
 #include <float.h>
 #include <ctype.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,21 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   vsnprintf(err, n, fmt, ap);
   va_end(ap);
   return 0;
+}
+
+/* "structure_key" (a shard plan's): 64 hex digits, the key a structure is
+** drawn from in place of the seed's or fresh OS bytes (rng.h). */
+static int parse_structure_key(const rdt_json *root, int *keyed, unsigned char key[RDT_RNG_KEYBYTES], char *err,
+                               size_t n) {
+  const rdt_json *j = rdt_json_get(root, "structure_key");
+  size_t got = 0;
+  *keyed = j != NULL;
+  if (j && (j->type != RDT_JSON_STRING || j->string_len != 2 * RDT_RNG_KEYBYTES ||
+            sodium_hex2bin(key, RDT_RNG_KEYBYTES, j->string, j->string_len, NULL, &got, NULL) != 0 ||
+            got != RDT_RNG_KEYBYTES))
+    return fail(err, n, "\"structure_key\" must be %d hexadecimal digits: the key the trees are drawn from (rdt_plan "
+                        "writes one into its plan)", 2 * RDT_RNG_KEYBYTES);
+  return 1;
 }
 
 const char rdt_seed_with_ledger_error[] =
@@ -454,7 +470,7 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
                                      "partition", "task", "target", "max_rows", "ledger", "rows", "noise",
                                      "strategy", "bins", "public_query", "secondary_trees", "cells", "keep_trees",
                                      "threads", "label", "public_tables", "privacy_unit", "max_rows_per_unit",
-                                     "bounds_share", "note", NULL};
+                                     "bounds_share", "note", "structure_key", NULL};
   static const char *const diprime_only[] = {"rho", "candidates", "partition", "task", "target", "max_rows", NULL};
   static const char *const matrix_only[] = {"strategy", NULL};
   static const char *const sharp_only[] = {"public_query", "public_tables", "secondary_trees", "cells", NULL};
@@ -673,7 +689,8 @@ static int parse_all(const rdt_json *root, rdt_schema *s, rdt_config *c, char *e
     return fail(err, n, "\"seed\" must be an integer or a string");
   /* A chosen seed fixes the noise: the result is then a deterministic
   ** function of the rows, so it cannot be charged as a private release. */
-  if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
+  if (!rdt_options_note(root, NULL, 0, err, n) || !parse_structure_key(root, &c->keyed, c->structure_key, err, n))
+    return 0;
   if (c->seeded && c->ledger[0])
     return fail(err, n, "%s", rdt_seed_with_ledger_error);
   j = rdt_json_get(root, "label");
@@ -741,7 +758,7 @@ int rdt_options_note(const rdt_json *root, char *out, size_t size, char *err, si
 /* The options every learner reads (learner_parse); "algorithm" among them. */
 static const char *const learner_common[] = {"epsilon", "algorithm", "classes", "features", "seed", "ledger",
                                              "label", "task", "target", "threads", "privacy_unit",
-                                             "max_rows_per_unit", "bounds_share", "note", NULL};
+                                             "max_rows_per_unit", "bounds_share", "note", "structure_key", NULL};
 
 static int is_learner_common(const char *k) {
   for (const char *const *a = learner_common; *a; a++)
@@ -835,7 +852,8 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
   j = rdt_json_get(root, "seed");
   c->seeded = j != NULL;
   if (j && !rdt_options_seed_key(j, "seed", c->seed_key)) return fail(err, n, "\"seed\" must be an integer or a string");
-  if (!rdt_options_note(root, NULL, 0, err, n)) return 0;
+  if (!rdt_options_note(root, NULL, 0, err, n) || !parse_structure_key(root, &c->keyed, c->structure_key, err, n))
+    return 0;
   if (c->seeded && ledger[0])
     return fail(err, n, "%s", rdt_seed_with_ledger_error);
   j = rdt_json_get(root, "label");

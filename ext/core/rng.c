@@ -63,6 +63,17 @@ void rdt_rng_init_for(rdt_rng *rng, const unsigned char *seed_key, const char *p
   sodium_memzero(key, sizeof key);
 }
 
+void rdt_rng_structure_key(unsigned char out[RDT_RNG_KEYBYTES], const unsigned char *seed_key) {
+  if (seed_key) {
+    rdt_rng_derive_key(out, seed_key, RDT_RNG_KEYBYTES, "structure");
+    return;
+  }
+  rdt_rng os;
+  rdt_rng_init_os(&os);
+  rdt_rng_bytes(&os, out, RDT_RNG_KEYBYTES);
+  rdt_rng_clear(&os);
+}
+
 void rdt_rng_bytes(rdt_rng *rng, void *out, size_t n) {
   unsigned char *o = out;
   while (n > 0) {

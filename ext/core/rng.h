@@ -45,6 +45,10 @@ void rdt_rng_derive_key(unsigned char out[RDT_RNG_KEYBYTES],
 ** the OS CSPRNG, or when `replayable`, a ChaCha20 stream keyed by fresh OS
 ** bytes (so that the stream can be copied and drawn again). */
 void rdt_rng_init_for(rdt_rng *rng, const unsigned char *seed_key, const char *purpose, int replayable);
+/* The key a structure is drawn from (forest.h item 1, a shard plan's
+** "structure_key"): derived from the seed key for the purpose "structure"
+** (reproducible), or fresh OS bytes when seed_key is NULL. */
+void rdt_rng_structure_key(unsigned char out[RDT_RNG_KEYBYTES], const unsigned char *seed_key);
 void rdt_rng_bytes(rdt_rng *rng, void *out, size_t n);
 uint64_t rdt_rng_u64(rdt_rng *rng);
 /* Uniform in [0, n) for n >= 1, by rejection. */

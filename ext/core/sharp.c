@@ -318,14 +318,20 @@ static void multiway_free(rdt_forest *f) {
   f->sharp = NULL;
 }
 
-/* The same public rows and seed give the same trees and centres. */
-static int multiway_merge(rdt_forest *a, const rdt_forest *b) {
-  if (!a->sharp || !b->sharp || memcmp(a->model_id, b->model_id, sizeof a->model_id) != 0 ||
-      rdt_sharp_slots(a) != rdt_sharp_slots(b))
-    return 0;
-  size_t n = (size_t)rdt_sharp_slots(a) * rdt_forest_slots(a);
-  for (size_t i = 0; i < n; i++) a->counts[i] += b->counts[i];
+/* The centre counters; the same public rows and key give the same trees
+** and centres (the digest says whether they did). */
+static uint32_t multiway_state(rdt_forest *f, rdt_span *out, uint32_t max) {
+  if (!f->sharp || max < 1) return 0;
+  out[0] = (rdt_span){f->counts, rdt_sharp_slots(f) * rdt_forest_slots(f)};
   return 1;
+}
+
+static void multiway_digest(const rdt_forest *f, rdt_digest *d) {
+  rdt_matrix_digest(f, d);
+  uint64_t leaves = rdt_matrix_leaves(f), slots = rdt_sharp_slots(f);
+  rdt_digest_u64(d, f->sharp->public_rows);
+  rdt_digest_bytes(d, f->sharp->slot_start, (size_t)(leaves + 1) * sizeof *f->sharp->slot_start);
+  rdt_digest_bytes(d, f->sharp->centres, (size_t)slots * f->schema.n_features * sizeof *f->sharp->centres);
 }
 
 static double multiway_leaf_scale(const rdt_forest *f) {
@@ -342,7 +348,8 @@ const rdt_multiway rdt_sharp_multiway = {
     .free = multiway_free,
     .total_leaves = rdt_sharp_slots,
     .train_row = rdt_sharp_train_row,
-    .merge = multiway_merge,
+    .state = multiway_state,
+    .digest = multiway_digest,
     .leaf_scale = multiway_leaf_scale,
     .leaves = multiway_leaves,
 };

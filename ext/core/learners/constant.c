@@ -13,6 +13,14 @@
 **      pseudo-count of half the count's noise scale at the range's middle.
 **   3. Every counter gets its noise whatever its value (data-independent
 **      work); no parameter failure releases anything (finish returns 0).
+**   4. The state is its counters (learner.h contract 3): class counts, or
+**      {count, sum}; unreleased states merge by addition when their digests
+**      (classes, privacy, eps, target bounds) agree. finish() releases once;
+**      a released state takes no rows and offers no counters.
+**   5. Federated (learner.h contract 9): finish()'s noise is exactly one
+**      discrete Laplace per counter (1: scale 1/ε; 2: 1/(ε/2) and
+**      2^16/(ε/2)), so noise() describes it and finish_noised() only marks
+**      the sum of the sites' noisy shares released.
 */
 #include "constant.h"
 
@@ -21,11 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../digest.h"
+
 #define GRID_LOG2 16 /* regression sums: units of R / 2^16 */
 
 typedef struct constant_state {
   uint32_t n_classes;   /* 0: regression */
-  int is_private;
+  int is_private, released;
   rdt_eps eps;
   double lo, hi;        /* regression bounds */
   int64_t *counts;      /* n_classes counts, or {count, sum in grid units} */
@@ -54,6 +64,7 @@ static void *constant_start(const rdt_json *opts, const rdt_schema *sc, const rd
 static void constant_row(void *st, const double *x, uint32_t cls, double target) {
   (void)x;
   constant_state *s = st;
+  if (s->released) return;
   if (s->n_classes) {
     if (cls < s->n_classes) s->counts[cls]++;
     return;
@@ -63,10 +74,33 @@ static void constant_row(void *st, const double *x, uint32_t cls, double target)
   s->counts[1] += (int64_t)nearbyint((u < 0 ? 0 : u > 1 ? 1 : u) * (1 << GRID_LOG2));
 }
 
+/* Contract 4: what the counters mean. */
+static void constant_digest(const constant_state *s, unsigned char out[32]) {
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-constant-state-v1");
+  rdt_digest_u64(&d, s->n_classes);
+  rdt_digest_u64(&d, (uint64_t)s->is_private);
+  rdt_digest_u64(&d, s->eps.num);
+  rdt_digest_f64(&d, s->lo);
+  rdt_digest_f64(&d, s->hi);
+  rdt_digest_final(&d, out);
+}
+
+static uint32_t constant_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  constant_state *s = st;
+  if (s->released || max < 1) return 0;
+  out[0] = (rdt_span){s->counts, slots(s)};
+  constant_digest(s, digest);
+  return 1;
+}
+
 static int constant_merge(void *into, const void *from) {
   constant_state *a = into;
   const constant_state *b = from;
-  if (a->n_classes != b->n_classes) return 0;
+  unsigned char da[32], db[32];
+  constant_digest(a, da);
+  constant_digest(b, db);
+  if (a->released || b->released || memcmp(da, db, sizeof da) != 0) return 0;
   for (uint32_t k = 0; k < slots(a); k++) a->counts[k] += b->counts[k];
   return 1;
 }
@@ -79,7 +113,8 @@ static rdt_eps share(const constant_state *s) {
 
 static int constant_finish(void *st, rdt_rng *noise) {
   constant_state *s = st;
-  if (!s->is_private) return 1;
+  if (s->released) return 0;
+  if (!s->is_private) return s->released = 1;
   uint64_t a, b, a2 = 0, b2 = 0;
   rdt_eps e = share(s);
   if (e.num == 0 || !rdt_laplace_params(e, 1, &a, &b)) return 0;
@@ -90,7 +125,30 @@ static int constant_finish(void *st, rdt_rng *noise) {
     s->counts[0] += rdt_discrete_laplace(noise, a, b);
     s->counts[1] += rdt_discrete_laplace(noise, a2, b2);
   }
-  return 1;
+  return s->released = 1;
+}
+
+/* Contract 5: finish()'s noise as blocks (learner.h contract 9). */
+static uint32_t constant_noise(const void *st, rdt_noise_block *out, uint32_t max) {
+  const constant_state *s = st;
+  uint64_t a, b, a2, b2;
+  rdt_eps e = share(s);
+  if (!s->is_private || s->released || max < 2 || e.num == 0 || !rdt_laplace_params(e, 1, &a, &b)) return 0;
+  if (s->n_classes) {
+    out[0] = (rdt_noise_block){s->n_classes, a, b};
+    return 1;
+  }
+  if (!rdt_laplace_params(e, (uint64_t)1 << GRID_LOG2, &a2, &b2)) return 0;
+  out[0] = (rdt_noise_block){1, a, b};
+  out[1] = (rdt_noise_block){1, a2, b2};
+  return 2;
+}
+
+static int constant_finish_noised(void *st, rdt_rng *post) {
+  constant_state *s = st;
+  (void)post;
+  if (s->released) return 0;
+  return s->released = 1;
 }
 
 static void constant_encode(const void *st, rdt_bytes *out) {
@@ -103,6 +161,7 @@ static void *constant_decode(rdt_reader *in, const rdt_schema *sc, const rdt_lea
   constant_state *s = constant_start(NULL, sc, c, err, sizeof err);
   if (!s) return NULL;
   for (uint32_t k = 0; k < slots(s); k++) s->counts[k] = (int64_t)rdt_read_u64(in);
+  s->released = 1;
   return s;
 }
 
@@ -154,6 +213,9 @@ const rdt_learner rdt_learner_constant = {
     .start = constant_start,
     .row = constant_row,
     .merge = constant_merge,
+    .counters = constant_counters,
+    .noise = constant_noise,
+    .finish_noised = constant_finish_noised,
     .finish = constant_finish,
     .encode = constant_encode,
     .decode = constant_decode,

@@ -25,6 +25,17 @@
 **      it fails closed. encode() writes the classic model BLOB (model.c).
 **   6. free() stops the thread and wipes every private intermediate: the
 **      counters (exact or released), the row buffers and the seed key.
+**   7. counters() (learner.h contract 3) gives the built forest's state once
+**      every row given is counted: RDT's leaf counters, a matrix forest's
+**      tables and counters, RDT#'s centre counters (its digest covers the
+**      centres drawn from the public rows); DiPriMe, whose trees grow from
+**      its buffered rows, and a partitioned matrix forest have none. The
+**      classic forests merge only through it: merge() stays NULL.
+**   8. Federated (learner.h contract 9): an RDT forest of fixed depth (not
+**      automatic: that needs a noisy count of the merged rows) releases one
+**      discrete Laplace of scale trees/eps per counter, which noise()
+**      describes; finish_noised() then only selects the voting trees. The
+**      other kinds offer none.
 */
 #include "forest_algorithms.h"
 
@@ -46,6 +57,7 @@
 typedef struct forest_algorithms {
   rdt_config config; /* the parsed options; the forest holds its copy once built */
   int built;         /* the forest is built (rdt_forest_free owes it), even on failure */
+  int released;      /* finish() (or finish_noised()) has run: no more rows, no counters */
   rdt_forest forest;
   const rdt_forest_kind *kind;
   uint32_t n_features;
@@ -116,6 +128,8 @@ static void *fa_configure(const rdt_json *root, rdt_learn_options_reader read, u
   c->target_max = config->target_max;
   c->seeded = config->seeded;
   memcpy(c->seed_key, config->seed_key, sizeof c->seed_key);
+  c->keyed = config->keyed;
+  memcpy(c->structure_key, config->structure_key, sizeof c->structure_key);
   c->unit = config->unit;
   snprintf(ledger, ledger_size, "%s", config->ledger);
   memcpy(label, config->label, sizeof config->label);
@@ -334,10 +348,52 @@ static int fa_finish(void *st, rdt_rng *noise) {
   fa->worker = NULL;
   if (rdt_cancel_stopped(cancel)) return 0;
   rdt_forest_input in = forest_input(fa);
+  fa->released = 1;
   int released = fa->kind->release(f, &in, noise);
   if (released) released = rdt_forest_select_trees(f); /* "keep_trees": post-processing of the release */
   wipe_rows(fa); /* the release has read them; the counters are wiped by free() on failure */
   return released;
+}
+
+/* Contract 8: RDT's release without an automatic depth is one discrete
+** Laplace of scale trees/eps per leaf counter (forest.h item 4), nothing
+** else; the other kinds' releases do more (a noisy count, tables, labels). */
+static uint32_t fa_noise(const void *st, rdt_noise_block *out, uint32_t max) {
+  const forest_algorithms *fa = st;
+  const rdt_forest *f = &fa->forest;
+  uint64_t s, t;
+  if (!fa->built || fa->released || max < 1 || f->config.algorithm != RDT_ALGO_RDT || f->multiway ||
+      f->config.auto_depth || !f->config.is_private || !rdt_laplace_params(f->config.eps, f->config.trees, &s, &t))
+    return 0;
+  out[0] = (rdt_noise_block){(uint64_t)f->config.trees * f->n_leaves * rdt_forest_slots(f), s, t};
+  return 1;
+}
+
+/* Contract 8: the counters carry fa_noise's noise already (the sites'
+** shares): the release's post-processing alone, "keep_trees". */
+static int fa_finish_noised(void *st, rdt_rng *post) {
+  forest_algorithms *fa = st;
+  rdt_noise_block b;
+  (void)post;
+  if (fa_noise(st, &b, 1) != 1 || fa->pending || fa->worker) return 0; /* counters() has counted every row */
+  fa->released = 1;
+  int released = rdt_forest_select_trees(&fa->forest);
+  wipe_rows(fa);
+  return released;
+}
+
+/* Contract 7: the rows still buffered are counted (and the counting thread
+** joined) first; then the forest's state (forest.h item 5). DiPriMe keeps
+** rows: none. */
+static uint32_t fa_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  forest_algorithms *fa = st;
+  if (!fa->built || fa->released || fa->kind->buffers_rows) return 0;
+  if (fa->pending) count_buffered(fa);
+  rdt_train_worker_free(fa->worker); /* waits until every row is counted */
+  fa->worker = NULL;
+  point_at_buffer(fa);
+  rdt_forest_digest(&fa->forest, digest);
+  return rdt_forest_state(&fa->forest, out, max);
 }
 
 /* The classic model BLOB (model.c), as the forest learners write theirs. */
@@ -411,5 +467,8 @@ const rdt_learner rdt_learner_forest_algorithms = {
     .public_row = fa_public_row,
     .build = fa_build,
     .row_failed = fa_row_failed,
+    .counters = fa_counters,
+    .noise = fa_noise,
+    .finish_noised = fa_finish_noised,
     .trained = fa_trained,
 };

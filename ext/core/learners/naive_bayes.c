@@ -114,10 +114,21 @@
 **      unspent; rdt_info says so).
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
-**      states of the same shape only; row() ignores a released state.
+**      states of the same shape only (the digest of counters(): shares,
+**      bins and every feature's bounds); row() ignores a released state.
+**      counters() (learner.h contract 3) offers the C class counts and the
+**      tables, at the fine resolution with "auto" bins, as one span; a
+**      state that keeps its rows (6c) offers none.
+**   7b. Federated (learner.h contract 9): with fixed bins (no noisy row
+**      count chooses them) and a readout that keeps no rows, finish()'s
+**      noise is one discrete Laplace per table cell (scale d/eps_tables;
+**      the class counts, derived from the tables, are never released), or
+**      per class count without a feature (1/eps_class): nb_noise() says
+**      so and nb_finish_noised() runs the same release drawing nothing.
 */
 #include "naive_bayes.h"
 
+#include "../digest.h"
 #include "../moment_fit.h"
 #include "../select.h"
 
@@ -366,15 +377,39 @@ static void nb_row(void *p, const double *x, uint32_t cls, double target) {
   if (keep) keep[st->n_features] = (uint16_t)cls; /* < RDT_MAX_CLASSES */
 }
 
-/* Same options and schema: same shape and shares. */
+/* Contract 7: what the counters mean (shape, shares, binning facts). */
+static void nb_digest(const nb_state *st, unsigned char out[32]) {
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-naive-bayes-state-v1");
+  const uint64_t facts[] = {st->n_classes, st->n_features, st->bins, st->fine, (uint64_t)st->is_private,
+                            (uint64_t)st->derived, st->eps_class.num, st->eps_tables.num, st->n_counts,
+                            st->readout_opt, (uint64_t)st->chosen, st->eps_readout.num};
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) rdt_digest_u64(&d, facts[i]);
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    const rdt_feature *ft = &st->features[f];
+    rdt_digest_u64(&d, (uint64_t)ft->type << 32 | st->n_bins[f]);
+    rdt_digest_f64(&d, ft->min);
+    rdt_digest_f64(&d, ft->max);
+    rdt_digest_u64(&d, ft->n_values);
+  }
+  rdt_digest_final(&d, out);
+}
+
+/* Same options and schema: same shape, shares and bounds. */
 static int nb_same_shape(const nb_state *a, const nb_state *b) {
-  if (a->n_classes != b->n_classes || a->n_features != b->n_features || a->bins != b->bins || a->fine != b->fine ||
-      a->is_private != b->is_private || a->derived != b->derived || a->eps_class.num != b->eps_class.num ||
-      a->eps_tables.num != b->eps_tables.num || a->n_counts != b->n_counts || a->readout_opt != b->readout_opt ||
-      a->chosen != b->chosen || a->eps_readout.num != b->eps_readout.num)
-    return 0;
-  for (uint32_t f = 0; f < a->n_features; f++)
-    if (a->n_bins[f] != b->n_bins[f] || a->features[f].type != b->features[f].type) return 0;
+  unsigned char da[32], db[32];
+  nb_digest(a, da);
+  nb_digest(b, db);
+  return memcmp(da, db, sizeof da) == 0;
+}
+
+/* Contract 7: the counters, unless the state keeps its rows (6c) or has
+** been released. */
+static uint32_t nb_state_counters(void *p, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  nb_state *st = p;
+  if (st->released || st->chosen || max < 1) return 0;
+  out[0] = (rdt_span){st->counts, st->n_counts};
+  nb_digest(st, digest);
   return 1;
 }
 
@@ -530,9 +565,11 @@ static int nb_choose_readout(nb_state *st, rdt_rng *noise) {
   return 1;
 }
 
-static int nb_finish(void *p, rdt_rng *noise) {
-  nb_state *st = p;
-  if (st->released) return 0;
+/* The release (contracts 3 to 6c). noised: the counters already carry the
+** noise of nb_noise (the sum of federated shares): nothing is drawn, the
+** rest is the same post-processing (`noise` then serves the fit's sample). */
+static int nb_release(nb_state *st, rdt_rng *noise, int noised) {
+  if (st->released || (noised && (st->fine || st->chosen))) return 0; /* nb_noise offers no such state */
   uint64_t cs = 0, ct = 0, ts = 0, tt = 0;
   if (st->is_private) {
     /* Everything that can fail comes before the first draw (contract 4). */
@@ -554,12 +591,12 @@ static int nb_finish(void *p, rdt_rng *noise) {
     }
   } else {
     for (uint32_t k = 0; k < C; k++) {
-      if (st->is_private) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
+      if (st->is_private && !noised) st->counts[k] = rdt_learn_add_sat(st->counts[k], rdt_discrete_laplace(noise, cs, ct));
       n_hat += st->counts[k] > 0 ? (double)st->counts[k] : 0;
     }
   }
   if (st->fine) nb_coarsen(st, nb_auto_bins(st, n_hat > 0 ? n_hat : 0));
-  if (st->is_private)
+  if (st->is_private && !noised)
     for (size_t i = C; i < st->n_counts; i++) st->counts[i] = rdt_learn_add_sat(st->counts[i], rdt_discrete_laplace(noise, ts, tt));
   if (st->derived) /* contract 3c: every exact class count replaced by its tables' mean row sum */
     for (uint32_t k = 0; k < C; k++) {
@@ -607,6 +644,26 @@ static int nb_finish(void *p, rdt_rng *noise) {
   if (st->chosen) return nb_choose_readout(st, noise);
   return 1;
 }
+
+static int nb_finish(void *p, rdt_rng *noise) { return nb_release(p, noise, 0); }
+
+/* Contract 7b: the noise of a fixed-bins release, as blocks. */
+static uint32_t nb_noise(const void *p, rdt_noise_block *out, uint32_t max) {
+  const nb_state *st = p;
+  uint64_t s, t;
+  if (!st->is_private || st->released || st->fine || st->chosen || max < 2) return 0;
+  if (!st->derived) { /* no feature: the class counts, released */
+    if (!rdt_laplace_params(st->eps_class, 1, &s, &t)) return 0;
+    out[0] = (rdt_noise_block){st->n_classes, s, t};
+    return 1;
+  }
+  if (!rdt_laplace_params(st->eps_tables, st->n_features, &s, &t)) return 0;
+  out[0] = (rdt_noise_block){st->n_classes, 0, 0}; /* derived from the tables: never released */
+  out[1] = (rdt_noise_block){st->n_counts - st->n_classes, s, t};
+  return 2;
+}
+
+static int nb_finish_noised(void *p, rdt_rng *post) { return nb_release(p, post, 1); }
 
 static void nb_encode(const void *p, rdt_bytes *out) {
   const nb_state *st = p;
@@ -807,6 +864,9 @@ const rdt_learner rdt_learner_naive_bayes = {
     .start = nb_start,
     .row = nb_row,
     .merge = nb_merge,
+    .counters = nb_state_counters,
+    .noise = nb_noise,
+    .finish_noised = nb_finish_noised,
     .finish = nb_finish,
     .encode = nb_encode,
     .decode = nb_decode,

@@ -74,6 +74,7 @@ const rdt_learner rdt_learner_random_trees = {
     .start = rt_start,
     .row = rdt_forest_learner_row,
     .merge = rdt_forest_learner_merge,
+    .counters = rdt_forest_learner_counters,
     .finish = rdt_forest_learner_finish,
     .encode = rdt_forest_learner_encode,
     .decode = rt_decode,
