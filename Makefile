@@ -24,8 +24,8 @@ ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthrea
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
 CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/plan.c ext/core/mask.c ext/core/share.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
-            ext/core/diprime.c ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
-            ext/core/options.c ext/core/forest.c ext/core/forest_init.c ext/core/forest_learner.c ext/core/forest_json.c ext/core/matrix.c ext/core/sharp.c ext/core/batch.c ext/core/tree_selection.c ext/core/train_worker.c ext/core/model.c \
+            ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
+            ext/core/options.c ext/core/model.c \
             ext/core/learner.c ext/core/moment_fit.c $(sort $(wildcard ext/core/forests/*.c)) $(sort $(wildcard ext/core/learners/*.c))
 SQL_SRC := ext/rdt_ext.c ext/sql_values.c ext/sql_columns.c ext/sql_model_cache.c ext/sql_train.c ext/sql_public_query.c ext/sql_fit.c ext/sql_unit.c ext/sql_predict.c ext/sql_info.c \
            ext/sql_cancel.c \

@@ -88,7 +88,7 @@ def feature_codes(features):
 
 
 def clean_row(features, codes, row):
-    """The cleaned row (ext/core/forest.h rdt_numeric_clean, ext/sql_values.c): numeric values clamped
+    """The cleaned row (ext/core/forests/forest.h rdt_numeric_clean, ext/sql_values.c): numeric values clamped
     into [min, max], missing ones (NULL, NaN, not a number) at the midpoint min/2 + max/2; categories
     as their codes, anything unlisted as the `other` code n_values."""
     xs = []

@@ -13,7 +13,7 @@
 SQLITE_EXTENSION_INIT3
 #endif
 
-#include "core/forest.h"
+#include "core/forests/forest.h"
 #include "core/model.h"
 #include "core/rng.h"
 

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/forest_kind.h"
-#include "core/batch.h"
+#include "core/forests/forest_kind.h"
+#include "core/forests/batch.h"
 #include "core/json.h"
-#include "core/matrix.h"
+#include "core/forests/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
 #include "rdt_sql.h"

@@ -4,7 +4,7 @@
 **
 ** Contract:
 **   1. rdt_export writes a forest with the core's JSON codec
-**      (core/forest_json.h, layout in sql/model-format.md) and a learner
+**      (core/forests/forest_json.h, layout in sql/model-format.md) and a learner
 **      model as its public description (learner, task, epsilon, classes,
 **      features) beside its BLOB in lowercase hex ("model_hex"); the
 **      learner's state has no JSON codec of its own.
@@ -18,7 +18,7 @@
 **      "classes", a forest's "privacy.epsilon", ...) can say what the model
 **      does not. Key order, whitespace and number spelling are free.
 **   4. A signed document whose signature does not verify under the key it
-**      carries is refused (core/forest_json.h contract 5): an edit of what
+**      carries is refused (core/forests/forest_json.h contract 5): an edit of what
 **      the BLOB holds gives another model, which only the signature can
 **      tell from the publisher's.
 **   5. Errors are SQL errors prefixed "rdt_import: "; hostile documents are
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/forest_json.h"
+#include "core/forests/forest_json.h"
 #include "core/json.h"
 #include "core/json_io.h"
 #include "core/model.h"

@@ -20,7 +20,7 @@
 
 #include "core/bounds.h"
 #include "core/json.h"
-#include "core/forest_kind.h"
+#include "core/forests/forest_kind.h"
 #include "core/model.h"
 #include "core/sign.h"
 #include "rdt_sql.h"

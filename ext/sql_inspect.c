@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/forest_json.h"
-#include "core/forest_kind.h"
-#include "core/matrix.h"
+#include "core/forests/forest_json.h"
+#include "core/forests/forest_kind.h"
+#include "core/forests/matrix.h"
 #include "core/model.h"
-#include "core/sharp.h"
+#include "core/forests/sharp.h"
 #include "rdt_sql.h"
 
 typedef enum { INSPECT_TREES, INSPECT_NODES, INSPECT_IMPORTANCE } inspect_kind;

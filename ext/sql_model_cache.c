@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/matrix.h"
+#include "core/forests/matrix.h"
 #include "core/model.h"
 #include "rdt_sql.h"
 

@@ -15,16 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/batch.h"
+#include "core/forests/batch.h"
 #include "core/learners/auto.h"
-#include "core/diprime.h"
-#include "core/forest.h"
+#include "core/forests/diprime.h"
+#include "core/forests/forest.h"
 #include "core/learner.h"
 #include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
 #include "core/learners/private_tree.h"
 #include "core/learners/boost.h"
-#include "core/matrix.h"
+#include "core/forests/matrix.h"
 #include "core/median.h"
 #include "core/noise.h"
 #include "core/options.h"
@@ -33,8 +33,8 @@
 #include "core/share.h"
 #include "core/row_sample.h"
 #include "core/select.h"
-#include "core/sharp.h"
-#include "core/tree_selection.h"
+#include "core/forests/sharp.h"
+#include "core/forests/tree_selection.h"
 #include "core/unit.h"
 
 #define SAMPLES 100000

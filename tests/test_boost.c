@@ -16,7 +16,7 @@
 #include "core/model.h"
 #include "core/options.h"
 
-#include "check.h"
+#include "../tests/check.h"
 
 static const rdt_learner *L = &rdt_learner_boost;
 

@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/batch.h"
+#include "core/forests/batch.h"
 #include "core/bounds.h"
-#include "core/diprime.h"
-#include "core/forest_json.h"
+#include "core/forests/diprime.h"
+#include "core/forests/forest_json.h"
 #include "core/json.h"
 #include "core/json_io.h"
 #include "core/mask.h"
-#include "core/matrix.h"
+#include "core/forests/matrix.h"
 #include "core/median.h"
 #include "core/model.h"
 #include "core/noise.h"
@@ -28,14 +28,14 @@
 #include "core/plan.h"
 #include "core/row_sample.h"
 #include "core/select.h"
-#include "core/sharp.h"
+#include "core/forests/sharp.h"
 #include "core/share.h"
 #include "core/sign.h"
-#include "core/train_worker.h"
-#include "core/tree_selection.h"
+#include "core/forests/train_worker.h"
+#include "core/forests/tree_selection.h"
 #include "core/unit.h"
 
-#include "check.h"
+#include "../tests/check.h"
 
 /* ---- json --------------------------------------------------------------- */
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/forest.h"
+#include "core/forests/forest.h"
 #include "core/learner.h"
-#include "core/matrix.h"
+#include "core/forests/matrix.h"
 #include "core/moment_fit.h"
 #include "core/learners/matrix_forest.h"
 #include "core/learners/naive_bayes.h"
@@ -20,7 +20,7 @@
 #include "core/learners/private_tree.h"
 #include "core/options.h"
 
-#include "check.h"
+#include "../tests/check.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 

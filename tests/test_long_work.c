@@ -30,12 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "core/forest.h"
-#include "core/diprime.h"
+#include "../tests/check.h"
+#include "core/forests/forest.h"
+#include "core/forests/diprime.h"
 #include "core/model.h"
 #include "core/options.h"
-#include "core/train_worker.h"
+#include "core/forests/train_worker.h"
 #include "rdt.h"
 
 /* ---- 1. the core's questions ------------------------------------------- */

@@ -1,11 +1,11 @@
 /* model.c - encode and validate model BLOBs; see model.h. */
 #include "model.h"
 
-#include "forest_kind.h"
-#include "matrix.h"
+#include "forests/forest_kind.h"
+#include "forests/matrix.h"
 #include "options.h"
-#include "sharp.h"
-#include "tree_selection.h"
+#include "forests/sharp.h"
+#include "forests/tree_selection.h"
 
 #include <math.h>
 #include <sodium.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forest.h"
+#include "forests/forest.h"
 #include "learner.h"
 
 #define RDT_FORMAT_MAJOR 1

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest_kind.h"
+#include "forests/forest_kind.h"
 #include "json.h"
-#include "matrix.h"
-#include "sharp.h"
+#include "forests/matrix.h"
+#include "forests/sharp.h"
 
 static int fail(char *err, size_t n, const char *fmt, ...) {
   va_list ap;

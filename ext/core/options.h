@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "forest.h"
+#include "forests/forest.h"
 #include "learner.h"
 #include "json.h"
 #include "schema.h"

@@ -15,7 +15,7 @@
 
 #include <sodium.h>
 
-#include "core/forest.h"
+#include "core/forests/forest.h"
 #include "core/model.h"
 
 #define CHECK(cond)                                                                   \

@@ -16,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/forest_json.h"
+#include "core/forests/forest_json.h"
 #include "core/json.h"
 #include "core/json_io.h"
-#include "fuzz_common.h"
+#include "../tests/fuzz/fuzz_common.h"
 
 /* A small, complete forest export (one tree of depth 1, non-private). */
 static const char fixed_export[] =

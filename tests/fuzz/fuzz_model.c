@@ -29,7 +29,7 @@
 
 #include "core/partial.h"
 #include "core/sign.h"
-#include "fuzz_common.h"
+#include "../tests/fuzz/fuzz_common.h"
 
 #define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 

@@ -16,14 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/diprime.h"
-#include "core/matrix.h"
+#include "core/forests/diprime.h"
+#include "core/forests/matrix.h"
 #include "core/model.h"
 #include "core/options.h"
 #include "core/rng.h"
-#include "core/sharp.h"
-#include "core/tree_selection.h"
-#include "fuzz_common.h"
+#include "core/forests/sharp.h"
+#include "core/forests/tree_selection.h"
+#include "../tests/fuzz/fuzz_common.h"
 
 #define MAX_COUNTERS_BUILT ((uint64_t)1 << 16)
 #define MAX_BUILD_WORK ((uint64_t)1 << 22)

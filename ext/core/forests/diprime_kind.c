@@ -24,7 +24,7 @@
 
 #include <stdio.h>
 
-#include "../diprime.h"
+#include "diprime.h"
 #include "tree_layouts.h"
 
 /* Its per-query shares must not round to 0 (a parameter mistake); it

@@ -7,7 +7,7 @@
 #ifndef RDT_FORESTS_KINDS_H
 #define RDT_FORESTS_KINDS_H
 
-#include "../forest_kind.h"
+#include "forest_kind.h"
 
 extern const rdt_forest_kind rdt_forest_kind_rdt;
 extern const rdt_forest_kind rdt_forest_kind_diprime;

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../matrix.h"
+#include "matrix.h"
 #include "tree_layouts.h"
 
 static int matrix_release(rdt_forest *f, const rdt_forest_input *in, rdt_rng *noise) {

@@ -5,12 +5,12 @@
 ** learners. Adding a forest kind: its own file, and one line here. What
 ** every forest needs whatever its kind (wiping its counters) lives here too.
 */
-#include "../forest_kind.h"
+#include "forest_kind.h"
 
 #include <sodium.h>
 #include <string.h>
 
-#include "../matrix.h"
+#include "matrix.h"
 #include "kinds.h"
 
 /* The first entry answers for binary trees (rdt_forest_kind_held). */

@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../matrix.h"
-#include "../sharp.h"
+#include "matrix.h"
+#include "sharp.h"
 #include "tree_layouts.h"
 
 /* The depth and the primary trees from the public rows (sharp.h). */

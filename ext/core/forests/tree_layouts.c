@@ -22,7 +22,7 @@
 
 #include <stdlib.h>
 
-#include "../matrix.h"
+#include "matrix.h"
 
 void rdt_multiway_json_export(const rdt_forest *f, const uint32_t *slot_start, rdt_bytes *o) {
   const rdt_config *c = &f->config;

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../forest.h"
+#include "forest.h"
 #include "../json_io.h"
 
 /* Appends the multiway members of an export: "layout", "bins", "nodes",

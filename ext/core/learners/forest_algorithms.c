@@ -45,14 +45,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../forest_kind.h"
-#include "../forest_learner.h"
-#include "../matrix.h"
+#include "../forests/forest_kind.h"
+#include "../forests/forest_learner.h"
+#include "../forests/matrix.h"
 #include "../model.h"
 #include "../row_sample.h"
-#include "../sharp.h"
-#include "../train_worker.h"
-#include "../tree_selection.h"
+#include "../forests/sharp.h"
+#include "../forests/train_worker.h"
+#include "../forests/tree_selection.h"
 
 typedef struct forest_algorithms {
   rdt_config config; /* the parsed options; the forest holds its copy once built */

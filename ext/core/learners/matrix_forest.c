@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../forest_learner.h"
-#include "../matrix.h"
+#include "../forests/forest_learner.h"
+#include "../forests/matrix.h"
 
 static void *mf_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
   rdt_config config;

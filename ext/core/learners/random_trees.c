@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../forest_learner.h"
+#include "../forests/forest_learner.h"
 
 static void *rt_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn_common *c, char *err, size_t en) {
   rdt_config config;

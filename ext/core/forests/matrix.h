@@ -51,7 +51,7 @@
 
 #include <stdint.h>
 
-#include "digest.h"
+#include "../digest.h"
 #include "forest.h"
 
 #define RDT_MNODE_LEAF 0xFFFFFFFFu

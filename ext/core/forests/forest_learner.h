@@ -21,7 +21,7 @@
 #define RDT_FOREST_LEARNER_H
 
 #include "forest.h"
-#include "learner.h"
+#include "../learner.h"
 
 /* The configuration every forest learner starts from: `algorithm`, the
 ** common facts (privacy, ε, seed), classification, the threshold vote and

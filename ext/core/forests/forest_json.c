@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "forest_kind.h"
-#include "json_io.h"
-#include "model.h"
-#include "sign.h"
+#include "../json_io.h"
+#include "../model.h"
+#include "../sign.h"
 
 /* ---- export ------------------------------------------------------------- */
 

@@ -65,7 +65,7 @@
 #include <stdint.h>
 
 #include "forest.h"
-#include "rng.h"
+#include "../rng.h"
 
 #define RDT_DIPRIME_MEDIAN_CELLS 1024
 #define RDT_DIPRIME_SUBSETS 8

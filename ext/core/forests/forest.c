@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "digest.h"
+#include "../digest.h"
 
 /* The budget the leaf counters get: eps less what a noisy row count took. */
 static rdt_eps leaf_eps(const rdt_config *c) {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "median.h"
-#include "noise.h"
-#include "select.h"
+#include "../median.h"
+#include "../noise.h"
+#include "../select.h"
 
 #define GINI_SCALE 256.0   /* Gini utility units per row; sensitivity 2 -> 2*256 + 2 */
 #define SSE_UNITS 1024.0   /* SSE utility units per R^2; sensitivity R^2 -> 1024 + 2 */

@@ -24,12 +24,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cancel.h"
-#include "noise.h"
-#include "partial.h"
-#include "rng.h"
-#include "schema.h"
-#include "unit.h"
+#include "../cancel.h"
+#include "../noise.h"
+#include "../partial.h"
+#include "../rng.h"
+#include "../schema.h"
+#include "../unit.h"
 
 #define RDT_MAX_TREES 1024
 #define RDT_MAX_DEPTH 30

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "forest_kind.h"
-#include "model.h"
+#include "../model.h"
 
 int rdt_forest_learner_config(rdt_config *config, rdt_algorithm algorithm, const rdt_json *opts, uint32_t max_trees,
                               const rdt_learn_common *c, char *err, size_t en) {

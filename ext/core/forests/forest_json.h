@@ -41,8 +41,8 @@
 #include <stddef.h>
 
 #include "forest.h"
-#include "json.h"
-#include "learner.h"
+#include "../json.h"
+#include "../learner.h"
 
 /* The "format" and "format_version" of every export, forest or learner. */
 #define RDT_EXPORT_FORMAT "rdt-model-json"

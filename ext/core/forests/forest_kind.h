@@ -46,7 +46,7 @@
 #define RDT_FOREST_KIND_H
 
 #include "forest.h"
-#include "json_io.h"
+#include "../json_io.h"
 
 /* What a release may read besides the forest's counters. */
 typedef struct rdt_forest_input {
