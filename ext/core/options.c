@@ -67,6 +67,47 @@ int rdt_name_equal(const char *a, const char *b) {
   return *a == *b;
 }
 
+/* Edit distance between two names, case and '-' / ' ' / '_' alike (the
+** nearest "algorithm" to a mistyped one). Names longer than 63 bytes are
+** never near. */
+static size_t name_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), row[64];
+  if (la > 63 || lb > 63) return (size_t)-1;
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      char x = (char)tolower((unsigned char)a[i - 1]), y = (char)tolower((unsigned char)b[j - 1]);
+      x = x == '-' || x == ' ' ? '_' : x;
+      y = y == '-' || y == ' ' ? '_' : y;
+      size_t up = row[j];
+      size_t best = diag + (x != y);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* ", did you mean \"x\"?" for the allowed name nearest to k when it is near
+** (a typo), else "" (into buf). */
+static const char *nearest_hint(const char *k, const char *const *allowed, const char *const *more, char *buf,
+                                size_t n) {
+  const char *near = NULL;
+  size_t best = (size_t)-1, len = strlen(k);
+  for (int list = 0; list < 2; list++)
+    for (const char *const *a = list ? more : allowed; a && *a; a++) {
+      size_t d = name_distance(k, *a);
+      if (d < best) best = d, near = *a;
+    }
+  if (!near || best > (len <= 4 ? 1 : len < 8 ? 2 : len / 3)) return "";
+  snprintf(buf, n, " (did you mean \"%s\"?)", near);
+  return buf;
+}
+
 static int check_keys(const rdt_json *obj, const char *const *allowed, const char *where, char *err,
                       size_t n) {
   for (size_t i = 0; i < obj->n; i++) {
@@ -74,7 +115,8 @@ static int check_keys(const rdt_json *obj, const char *const *allowed, const cha
     if (k[0] == '_') continue; /* a comment: JSON has none (rdt_features writes "_warning", "_note") */
     int ok = 0;
     for (const char *const *a = allowed; *a; a++) if (strcmp(k, *a) == 0) ok = 1;
-    if (!ok) return fail(err, n, "unknown %s \"%.100s\"", where, k);
+    char hint[80];
+    if (!ok) return fail(err, n, "unknown %s \"%.100s\"%s", where, k, nearest_hint(k, allowed, NULL, hint, sizeof hint));
     for (size_t j = 0; j < i; j++)
       if (strcmp(k, obj->items[j]->key) == 0) return fail(err, n, "duplicate %s \"%.100s\"", where, k);
   }
@@ -351,31 +393,6 @@ static int all_bounds_given(const rdt_json *features, char *err, size_t n) {
   if (missing < 2) return 1;
   return fail(err, n, "%zu numeric features need numbers \"min\" and \"max\" (their public bounds), or \"bounds\": "
               "\"private\": %s%s", missing, names, missing > 12 ? ", ..." : "");
-}
-
-/* Edit distance between two names, case and '-' / ' ' / '_' alike (the
-** nearest "algorithm" to a mistyped one). Names longer than 63 bytes are
-** never near. */
-static size_t name_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), row[64];
-  if (la > 63 || lb > 63) return (size_t)-1;
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      char x = (char)tolower((unsigned char)a[i - 1]), y = (char)tolower((unsigned char)b[j - 1]);
-      x = x == '-' || x == ' ' ? '_' : x;
-      y = y == '-' || y == ' ' ? '_' : y;
-      size_t up = row[j];
-      size_t best = diag + (x != y);
-      if (row[j] + 1 < best) best = row[j] + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
 }
 
 /* An "algorithm" that names nothing: every name there is, the default
@@ -813,7 +830,10 @@ static int learner_parse(const rdt_json *root, const rdt_learner *l, rdt_schema 
     if (k[0] == '_') continue; /* a comment, as in check_keys */
     int known = is_learner_common(k);
     for (const char *const *a = l->options; *a && !known; a++) known = strcmp(k, *a) == 0;
-    if (!known) return fail(err, n, "option \"%.100s\" does not apply to \"algorithm\": \"%s\"", k, l->name);
+    char hint[80];
+    if (!known)
+      return fail(err, n, "option \"%.100s\" does not apply to \"algorithm\": \"%s\"%s", k, l->name,
+                  nearest_hint(k, learner_common, l->options, hint, sizeof hint));
     for (size_t j = 0; j < i; j++)
       if (strcmp(k, root->items[j]->key) == 0) return fail(err, n, "duplicate option \"%.100s\"", k);
   }
