@@ -54,6 +54,13 @@
 #define SWAP_OWN_BELOW 0.5
 #define SWAP_FIT_ABOVE 0.9
 
+/* A set of feature indexes. */
+typedef struct bit_set {
+  uint8_t bits[(RDT_MAX_FEATURES + 7) / 8];
+} bit_set;
+
+static int in_set(const bit_set *b, uint32_t j) { return j < RDT_MAX_FEATURES && (b->bits[j / 8] >> (j % 8)) & 1; }
+
 /* One distinct value seen where training does not want it. */
 typedef struct odd_value {
   int type;           /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_BLOB (all BLOBs together) */
@@ -102,6 +109,7 @@ typedef struct check_state {
   int n_ignored;
   rdt_median *grid; /* per feature with "bounds": "private": its numbers on bounds.h's grid, else unused */
   char forest_key[64]; /* a forest option that selected the RDT forest over "auto", or "" */
+  bit_set unfilled;    /* numeric features without their bounds yet (fill_placeholders) */
 } check_state;
 
 static void odd_list_free(odd_list *l) {
@@ -127,6 +135,49 @@ static void check_free(check_state *st) {
   free(st);
 }
 
+/* Numeric features still without their public bounds (rdt_features'
+** skeleton leaves them null): the report looks at the rows anyway, with
+** placeholder bounds [0, 1] that no count depends on, and says which are
+** unfilled (rdt_fit refuses them). Returns the options with the
+** placeholders (sqlite3_malloc'd) and their indexes in *unfilled, or NULL
+** when nothing needs filling or the options do not parse as JSON (training's
+** own parse then says why). */
+static char *fill_placeholders(sqlite3 *db, sqlite3_value *options, bit_set *unfilled) {
+  sqlite3_stmt *q = NULL;
+  char *out = NULL;
+  memset(unfilled, 0, sizeof *unfilled);
+  if (sqlite3_prepare_v2(db,
+                         "SELECT key FROM json_each(?1, '$.features') WHERE json_extract(value, '$.type') = 'numeric' "
+                         "AND json_type(value, '$.bounds') IS NULL AND (json_type(value, '$.min') IS NULL OR "
+                         "json_type(value, '$.min') IN ('null') OR json_type(value, '$.max') IS NULL OR "
+                         "json_type(value, '$.max') IN ('null'))",
+                         -1, &q, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_value(q, 1, options);
+  sqlite3_str *set = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(set, "SELECT json_set(?1");
+  int n = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    sqlite3_int64 i = sqlite3_column_int64(q, 0);
+    if (i < 0 || i >= RDT_MAX_FEATURES) continue;
+    unfilled->bits[i / 8] |= (uint8_t)(1u << (i % 8));
+    sqlite3_str_appendf(set, ", '$.features[%lld].min', 0, '$.features[%lld].max', 1", i, i);
+    n++;
+  }
+  sqlite3_finalize(q);
+  sqlite3_str_appendall(set, ")");
+  char *sql = sqlite3_str_finish(set);
+  if (n && sql && sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+    sqlite3_bind_value(q, 1, options);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+      out = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+  }
+  sqlite3_free(sql);
+  if (!out) memset(unfilled, 0, sizeof *unfilled);
+  return out;
+}
+
 /* Parses the options exactly as training does and allocates the counters.
 ** NULL with err on a parameter mistake or no memory. */
 static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, size_t en) {
@@ -140,8 +191,12 @@ static check_state *check_new(sqlite3 *db, sqlite3_value *options, char *err, si
     snprintf(err, en, "out of memory");
     return NULL;
   }
-  if (!rdt_train_configure(st->session, db, (const char *)sqlite3_value_text(options),
-                           (size_t)sqlite3_value_bytes(options), err, en)) {
+  char *filled = fill_placeholders(db, options, &st->unfilled);
+  const char *text = filled ? filled : (const char *)sqlite3_value_text(options);
+  int configured = rdt_train_configure(st->session, db, text, filled ? strlen(filled) : (size_t)sqlite3_value_bytes(options),
+                                       err, en);
+  sqlite3_free(filled);
+  if (!configured) {
     check_free(st);
     return NULL;
   }
@@ -483,6 +538,22 @@ static void group_emit(sqlite3_str *w, warn_group *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* The numeric features still without bounds: one warning naming them. */
+static void unfilled_report(sqlite3_str *w, const check_state *st) {
+  sqlite3_str *m = sqlite3_str_new(NULL);
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < st->schema->n_features; j++)
+    if (in_set(&st->unfilled, j) && n++ < 12)
+      sqlite3_str_appendf(m, "%s\"%s\"", n > 1 ? ", " : "", st->schema->features[j].name);
+  char *names = sqlite3_str_finish(m);
+  if (n)
+    warn(w, "%u numeric feature%s still without \"min\" and \"max\" (rdt_fit refuses %s): %s%s; give each its "
+         "public bounds (a codebook, the instrument's range), never the data's own extremes, which are private; "
+         "this report looked at the rows anyway, without clamping", n, n == 1 ? "" : "s", n == 1 ? "it" : "them",
+         names ? names : "(out of memory)", n > 12 ? ", ..." : "");
+  sqlite3_free(names);
+}
+
 /* The lists still as rdt_features copied them from the rows. */
 static void copied_report(sqlite3_str *w, const rdt_schema *s) {
   if (!s->from_rows) return;
@@ -692,13 +763,16 @@ static char *check_report(check_state *st, const char *ledger) {
     sqlite3_str_appendf(o, ",\"text\":%llu,\"text_numeric\":%llu", (unsigned long long)F->text,
                         (unsigned long long)F->text_numeric);
     if (ft->type == RDT_FEATURE_NUMERIC) {
-      uint64_t clamped = F->below + F->above, missing = F->null + F->not_number;
+      uint64_t clamped = in_set(&st->unfilled, j) ? 0 : F->below + F->above, missing = F->null + F->not_number;
       sqlite3_str_appendf(o, ",\"not_a_number\":%llu,\"missing_share\":", (unsigned long long)F->not_number);
       json_share(o, missing, st->kept);
       if (st->grid[j].hist) {
         sqlite3_str_appendall(o, ",\"bounds\":\"private: estimated when rdt_fit trains, so clamping is not reported "
                                  "here\",\"below_min\":null,\"above_max\":null,\"clamped\":null,\"clamped_share\":null");
         private_bounds_report(o, w, st, j);
+      } else if (in_set(&st->unfilled, j)) {
+        sqlite3_str_appendall(o, ",\"bounds\":\"unfilled: give min and max (public bounds) before training\","
+                                 "\"below_min\":null,\"above_max\":null,\"clamped\":null,\"clamped_share\":null");
       } else {
         sqlite3_str_appendf(o, ",\"below_min\":%llu,\"above_max\":%llu,\"clamped\":%llu,\"clamped_share\":",
                             (unsigned long long)F->below, (unsigned long long)F->above, (unsigned long long)clamped);
@@ -785,6 +859,7 @@ static char *check_report(check_state *st, const char *ledger) {
          (unsigned long long)fa->max_rows, (unsigned long long)st->kept);
   if (!fa->is_private) warn(w, "\"epsilon\": null trains a NOT PRIVATE model (exact counts)");
   copied_report(w, s);
+  unfilled_report(w, st);
   if (st->forest_key[0])
     warn(w, "no \"algorithm\", and the forest option \"%s\" selects the RDT forest (\"algorithm\": \"rdt\"), not the "
          "default \"auto\": name \"algorithm\" to choose (with \"auto\" the option is an error)", st->forest_key);
