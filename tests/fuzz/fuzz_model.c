@@ -54,8 +54,9 @@ static void wr64(unsigned char *p, uint64_t v) {
 ** SIGN; written in that order, each flagged required except CELL. Returns
 ** a malloc'd buffer of *out_size bytes. */
 static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *out_size) {
-  enum { N_KINDS = 12, K_PRIV = 0, K_SCHM, K_LABL, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_KEPT, K_CELL, K_SIGN };
-  static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('L', 'A', 'B', 'L'),
+  enum { N_KINDS = 13, K_PRIV = 0, K_SCHM, K_UNIT, K_LABL, K_FRST, K_MTRX, K_SHRP, K_NODE, K_CNTR, K_LEAF, K_KEPT, K_CELL, K_SIGN };
+  static const uint32_t order[N_KINDS] = {TAG('P', 'R', 'I', 'V'), TAG('S', 'C', 'H', 'M'), TAG('U', 'N', 'I', 'T'),
+                                          TAG('L', 'A', 'B', 'L'),
                                           TAG('F', 'R', 'S', 'T'),
                                           TAG('M', 'T', 'R', 'X'), TAG('S', 'H', 'R', 'P'), TAG('N', 'O', 'D', 'E'),
                                           TAG('C', 'N', 'T', 'R'), TAG('L', 'E', 'A', 'F'), TAG('K', 'E', 'P', 'T'),
@@ -78,6 +79,7 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
     int classification = seen[K_FRST] && len[K_FRST] >= 32 && rd32(buf + at[K_FRST] + 28) == 1;
     for (int k = 0; k < N_KINDS; k++) {
       int usable = tag == order[k] && !seen[k];
+      if (k == K_UNIT) usable = usable && seen[K_SCHM] && !seen[K_LABL] && !seen[K_FRST];
       if (k == K_LABL) usable = usable && seen[K_SCHM] && !seen[K_FRST] && rd32(buf + pos - 12) == 0 && (rd32(buf + 8) & 0xFFFF) >= 2;
       if (k == K_MTRX) usable = usable && seen[K_SCHM] && algorithm == 3 && !multiway && !seen[K_NODE];
       if (k == K_SHRP) usable = usable && seen[K_SCHM] && algorithm == 4 && !multiway && !seen[K_NODE];
@@ -94,15 +96,15 @@ static unsigned char *canonical(const unsigned char *buf, size_t size, size_t *o
   size_t total = RDT_HEADER_BYTES + RDT_CHECKSUM_BYTES;
   uint32_t n_out = 0;
   for (int k = 0; k < N_KINDS; k++) {
-    CHECK(seen[k] || k == K_LABL || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_KEPT || k == K_CELL || k == K_SIGN);
+    CHECK(seen[k] || k == K_UNIT || k == K_LABL || k == K_MTRX || k == K_SHRP || k == K_CNTR || k == K_KEPT || k == K_CELL || k == K_SIGN);
     if (seen[k]) { total += 16 + len[k]; n_out++; }
   }
   unsigned char *out = malloc(total);
   CHECK(out);
   memcpy(out, buf, 28);                 /* magic, version, model id */
   wr32(out + 8, RDT_FORMAT_MAJOR << 16 | (seen[K_LABL] ? 2u : 1u)); /* the version the encoder writes: 1.2 with LABL */
-  /* defined flags only: seeded, non-private, signed, structure from the rows */
-  wr32(out + 28, rd32(buf + 28) & 15u);
+  /* defined flags only: seeded, non-private, signed, structure from the rows, domain from the rows */
+  wr32(out + 28, rd32(buf + 28) & (15u | 32u));
   wr64(out + 32, total);
   wr32(out + 40, n_out);
   wr32(out + 44, 0);
