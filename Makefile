@@ -23,7 +23,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) -fPIC -pthread \
   -DRDT_VERSION_STRING='"$(VERSION)"' -Iext $(SODIUM_CFLAGS) $(SQLITE_CFLAGS)
 
-CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/plan.c ext/core/mask.c ext/core/share.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
+CORE_SRC := ext/core/rng.c ext/core/noise.c ext/core/digest.c ext/core/partial.c ext/core/round.c ext/core/plan.c ext/core/mask.c ext/core/share.c ext/core/select.c ext/core/median.c ext/core/json.c ext/core/json_io.c ext/core/schema.c \
             ext/core/row_sample.c ext/core/sign.c ext/core/unit.c ext/core/bounds.c \
             ext/core/options.c ext/core/model.c \
             ext/core/learner.c ext/core/moment_fit.c $(sort $(wildcard ext/core/forests/*.c)) $(sort $(wildcard ext/core/learners/*.c))

@@ -45,6 +45,7 @@ static const struct {
     ** states, the finish releases: direct calls only. */
     {"rdt_plan", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_plan_func, NULL, NULL},
     {"rdt_partial", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_partial_func, NULL, NULL},
+    {"rdt_partial", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_partial_func, NULL, NULL},
     {"rdt_merge", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, rdt_merge_step, rdt_merge_final},
     {"rdt_finish", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, rdt_finish_func, NULL, NULL},
     /* Federated mode's sites (sql_federated.c): fresh keys; a share reads

@@ -52,6 +52,7 @@ typedef struct rdt_ledger_receipt {
   sqlite3_int64 id; /* the charge's row in the ledger file; 0: nothing to record */
   char *file;       /* the ledger's file (canonical) and name */
   char *name;
+  char outcome[24]; /* the outcome the record replaces: "round N" (a plan's rounds), "" for "pending" */
 } rdt_ledger_receipt;
 /* Charge eps to the ledger `name` ("table" or "schema.table"; a bare name must
 ** name a ledger in one schema only) of this connection, atomically and
@@ -71,11 +72,22 @@ int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *
 void rdt_ledger_receipt_free(rdt_ledger_receipt *r);
 /* The receipt of a charge an earlier call made and left pending (a plan's,
 ** recorded when rdt_finish releases): charge `id` of the ledger `name` of
-** this connection, made by `function` with a request ending in `tail`.
-** Returns 0 with a message when there is no such charge, or it is no
-** longer pending (a plan releases once), or it is another call's. */
+** this connection, made by `function` with a request ending in `tail`, at
+** round `round`: 0, the charge must be pending; r >= 1, its outcome must be
+** "round r" with the SHA-256 of `message` (the round message the caller
+** resumes from, as rdt_ledger_record_round recorded it). Returns 0 with a
+** message when there is no such charge, or it is not at that point (a plan
+** releases each round and its model once), or it is another call's. */
 int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *name, sqlite3_int64 id, const char *function,
-                      const char *tail, rdt_ledger_receipt *receipt, char *err, size_t err_size);
+                      const char *tail, uint32_t round, const unsigned char *message, size_t message_len,
+                      rdt_ledger_receipt *receipt, char *err, size_t err_size);
+/* A round of a plan released (sql_shard.c): the resumed charge's outcome
+** becomes "round <next>" and its model_sha256 the SHA-256 of the message
+** released (the receipt stays, now expecting that outcome). Returns 0 with
+** a message when it could not be recorded: the caller then releases
+** nothing. */
+int rdt_ledger_record_round(rdt_ledger_receipt *r, uint32_t next, const unsigned char *message, size_t size,
+                            char *err, size_t err_size);
 
 void rdt_model_release(void *handle);
 /* The decoded model of argument v (auxdata slot `arg`, then the cache, then

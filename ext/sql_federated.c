@@ -132,7 +132,7 @@ void rdt_share_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   /* Contract 2: every parameter before any row. */
   if (!(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err)) ||
-      !(s = rdt_shard_session(db, &plan, spans, &k, err, sizeof err)))
+      !(s = rdt_shard_session(db, &plan, 0, NULL, 0, spans, &k, err, sizeof err)))
     goto done;
   kb = rdt_train_noise(s, blocks, RDT_MAX_SPANS);
   n = rdt_spans_count(spans, k);

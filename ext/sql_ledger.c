@@ -60,7 +60,12 @@
 **  10. A plan (rdt_plan, sql_shard.c) is charged once, pending, with its
 **      digest at the end of its request; rdt_finish takes the charge over
 **      (rdt_ledger_resume) and records its outcome there. Only a pending
-**      charge can be taken over, so a plan releases one model.
+**      charge can be taken over, so a plan releases one model. A plan of
+**      several rounds moves its charge from "pending" through "round 1",
+**      "round 2", ... (each with the SHA-256 of the round message released,
+**      in model_sha256) to "released" or "failed": every update names the
+**      outcome it replaces, so each round releases once, and a round resumes
+**      only from the message its predecessor released.
 ** A charge is made when training starts; if training then fails, the budget
 ** stays spent (the safe direction).
 */
@@ -759,14 +764,27 @@ int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps e
   return 1;
 }
 
+/* The SHA-256 of a BLOB, in hex. */
+static void sha256_hex(const unsigned char *p, size_t n, char out[2 * crypto_hash_sha256_BYTES + 1]) {
+  unsigned char sha[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(sha, p, n);
+  sodium_bin2hex(out, 2 * crypto_hash_sha256_BYTES + 1, sha, sizeof sha);
+}
+
 int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *option, sqlite3_int64 id, const char *function,
-                      const char *tail, rdt_ledger_receipt *receipt, char *err, size_t err_size) {
+                      const char *tail, uint32_t round, const unsigned char *message, size_t message_len,
+                      rdt_ledger_receipt *receipt, char *err, size_t err_size) {
   rdt_ledger_receipt_free(receipt);
   rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
   if (!l) return 0;
+  char want[24] = "pending", sha[2 * crypto_hash_sha256_BYTES + 1] = "";
+  if (round) {
+    snprintf(want, sizeof want, "round %u", round);
+    sha256_hex(message, message_len, sha);
+  }
   sqlite3_stmt *q = NULL;
-  int rc = sqlite3_prepare_v2(l->store, "SELECT function, note, outcome FROM rdt_charges WHERE id = ?1 AND ledger = ?2 "
-                                        "COLLATE NOCASE", -1, &q, NULL);
+  int rc = sqlite3_prepare_v2(l->store, "SELECT function, note, outcome, model_sha256 FROM rdt_charges WHERE id = ?1 "
+                                        "AND ledger = ?2 COLLATE NOCASE", -1, &q, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(q, 1, id);
     sqlite3_bind_text(q, 2, l->name, -1, SQLITE_STATIC);
@@ -775,15 +793,21 @@ int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *option, sqlite3_i
   int ok = 0;
   if (rc == SQLITE_ROW) {
     const char *fn = (const char *)sqlite3_column_text(q, 0), *request = (const char *)sqlite3_column_text(q, 1);
-    const char *outcome = (const char *)sqlite3_column_text(q, 2);
+    const char *outcome = (const char *)sqlite3_column_text(q, 2), *hash = (const char *)sqlite3_column_text(q, 3);
     size_t n = request ? strlen(request) : 0, t = strlen(tail);
     if (!fn || strcmp(fn, function) != 0 || n < t || strcmp(request + n - t, tail) != 0)
       snprintf(err, err_size, "the charge %lld in ledger \"%.100s\" is not this plan's (it names another call)",
                (long long)id, option);
-    else if (!outcome || strcmp(outcome, "pending") != 0)
-      snprintf(err, err_size, "the plan's charge %lld in ledger \"%.100s\" is \"%.20s\", not pending: a plan "
-               "releases one model (its epsilon was charged once); make a new plan", (long long)id, option,
-               outcome ? outcome : "NULL");
+    else if (!outcome || strcmp(outcome, want) != 0)
+      snprintf(err, err_size, "the plan's charge %lld in ledger \"%.100s\" is \"%.20s\", not %s: a plan "
+               "releases each round and its model once (its epsilon was charged once); %s", (long long)id, option,
+               outcome ? outcome : "NULL", round ? want : "pending",
+               outcome && strncmp(outcome, "round ", 6) == 0 ? "go on from its last round message"
+                                                             : "make a new plan");
+    else if (round && (!hash || strcmp(hash, sha) != 0))
+      snprintf(err, err_size, "the round message is not the one the plan's charge %lld in ledger \"%.100s\" "
+               "recorded for round %u: rdt_finish goes on only from the message it released last", (long long)id,
+               option, round);
     else
       ok = 1;
   } else if (rc == SQLITE_DONE) {
@@ -802,6 +826,51 @@ int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *option, sqlite3_i
     return 0;
   }
   receipt->id = id;
+  if (round) snprintf(receipt->outcome, sizeof receipt->outcome, "%s", want);
+  return 1;
+}
+
+/* The UPDATE of a charge's outcome, guarded by the outcome it replaces;
+** binds ?1 (id) and ?5 (that outcome). */
+static int update_charge(rdt_ledger_receipt *r, sqlite3 **store, const char *sql, sqlite3_stmt **q) {
+  int rc = sqlite3_open_v2(r->file, store, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(*store, 30000);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(*store, sql, -1, q, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(*q, 1, r->id);
+    sqlite3_bind_text(*q, 5, r->outcome[0] ? r->outcome : "pending", -1, SQLITE_STATIC);
+  }
+  return rc;
+}
+
+int rdt_ledger_record_round(rdt_ledger_receipt *r, uint32_t next, const unsigned char *message, size_t size,
+                            char *err, size_t err_size) {
+  if (!r->id) return 1;
+  char outcome[24], sha[2 * crypto_hash_sha256_BYTES + 1];
+  snprintf(outcome, sizeof outcome, "round %u", next);
+  sha256_hex(message, size, sha);
+  sqlite3 *store = NULL;
+  sqlite3_stmt *q = NULL;
+  int rc = update_charge(r, &store, "UPDATE rdt_charges SET outcome = ?2, model_sha256 = ?3 WHERE id = ?1 AND "
+                                    "outcome = ?5", &q);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(q, 2, outcome, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, sha, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc == SQLITE_OK && sqlite3_changes(store) != 1) {
+      snprintf(err, err_size, "the charge %lld is no longer at %s in ledger \"%.100s\" (another rdt_finish took "
+               "this round, or its row was edited)", (long long)r->id, r->outcome[0] ? r->outcome : "pending",
+               r->name);
+      rc = SQLITE_CONSTRAINT;
+    }
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_OK && rc != SQLITE_CONSTRAINT)
+    snprintf(err, err_size, "cannot record the round in ledger \"%.100s\": %s", r->name,
+             store ? sqlite3_errmsg(store) : "out of memory");
+  sqlite3_close_v2(store);
+  if (rc != SQLITE_OK) return 0;
+  snprintf(r->outcome, sizeof r->outcome, "%s", outcome);
   return 1;
 }
 
@@ -812,31 +881,27 @@ int rdt_ledger_record(rdt_ledger_receipt *r, int released, const unsigned char *
   ** connection may be gone if SQLite disconnected the table meanwhile, and
   ** one path, always taken, is one path tested. */
   sqlite3 *store = NULL;
-  int rc = sqlite3_open_v2(r->file, &store, SQLITE_OPEN_READWRITE, NULL);
-  if (rc == SQLITE_OK) rc = sqlite3_busy_timeout(store, 30000);
   /* A model's id sits in its header (sql/model-format.md), as
   ** rdt_info shows it; the hash covers the whole BLOB as released. */
   char id_hex[33] = "", sha_hex[2 * crypto_hash_sha256_BYTES + 1] = "";
   if (released && model && size >= RDT_MODEL_ID_OFFSET + 16) {
-    unsigned char sha[crypto_hash_sha256_BYTES];
     sodium_bin2hex(id_hex, sizeof id_hex, model + RDT_MODEL_ID_OFFSET, 16);
-    crypto_hash_sha256(sha, model, size);
-    sodium_bin2hex(sha_hex, sizeof sha_hex, sha, sizeof sha);
+    sha256_hex(model, size, sha_hex);
   }
   sqlite3_stmt *q = NULL;
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v2(store, "UPDATE rdt_charges SET outcome = ?2, model_id = ?3, model_sha256 = ?4, "
-                                   "trained = ?5 WHERE id = ?1 AND outcome = 'pending'", -1, &q, NULL);
+  /* ?5: the outcome this record replaces (contract 10) */
+  int rc = update_charge(r, &store, "UPDATE rdt_charges SET outcome = ?2, model_id = ?3, model_sha256 = ?4, "
+                                    "trained = ?6 WHERE id = ?1 AND outcome = ?5", &q);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, r->id);
     sqlite3_bind_text(q, 2, released ? "released" : "failed", -1, SQLITE_STATIC);
     if (id_hex[0]) sqlite3_bind_text(q, 3, id_hex, -1, SQLITE_STATIC);
     if (sha_hex[0]) sqlite3_bind_text(q, 4, sha_hex, -1, SQLITE_STATIC);
-    if (released && trained) sqlite3_bind_text(q, 5, trained, -1, SQLITE_STATIC);
+    if (released && trained) sqlite3_bind_text(q, 6, trained, -1, SQLITE_STATIC);
     rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     if (rc == SQLITE_OK && sqlite3_changes(store) != 1) {
-      snprintf(err, err_size, "the charge %lld is no longer pending in ledger \"%.100s\" (its row was edited)",
-               (long long)r->id, r->name);
+      snprintf(err, err_size, "the charge %lld is no longer %s in ledger \"%.100s\" (its row was edited%s)",
+               (long long)r->id, r->outcome[0] ? r->outcome : "pending", r->name,
+               r->outcome[0] ? ", or another rdt_finish took this round" : "");
       rc = SQLITE_CONSTRAINT;
     }
   }

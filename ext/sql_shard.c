@@ -59,6 +59,30 @@
 **      released) by finish_noised(): the noise is in the shares already,
 **      none is added. Privacy: share.h (ε-DP per share, whatever the
 **      coalition; the noise's variance n times one release's).
+**   9. Rounds (learner.h contract 10: boost, private_tree; round.h): for a
+**      learner whose release reads its rows more than once, the plan's
+**      "rounds" is the most rounds its release takes, and its state is
+**      round 0's vector. rdt_partial(plan, query, message) opens the round
+**      the message opens (none, or NULL: round 0), counts the site's rows
+**      into that round's vector and returns it as a partial state carrying
+**      the message; rdt_merge adds only partials of one round and message;
+**      rdt_finish opens the same round from the message the sum carries,
+**      adds the sum and releases the round: its noise and post-processing,
+**      once, then either the model or the next round's message (round.h),
+**      public. A seeded plan's noise stream goes on where the last round
+**      left it (the message says where), so the rounds give rdt_fit's model
+**      over the union byte for byte. A site holds nothing between rounds:
+**      each round reads its query again, which must return the same rows
+**      (their order does not matter: every round's vector is a sum of
+**      integers). With a ledger the plan's charge moves through "round 1",
+**      "round 2", ... (sql_ledger.c contract 10): each round is released
+**      once, and only from the message released before it, so the rounds
+**      spend exactly the ε the plan charged. Privacy: every round's release
+**      is the learner's own at that point over the union's rows (the
+**      merged vector is the union's exact vector), so the model and every
+**      message are the learner's mechanism with the plan's ε. Federated
+**      mode refuses learners of rounds (their selections read exact sums,
+**      or, boost, this build does not federate them).
 ** rdt_plan, rdt_partial and rdt_finish are SQLITE_DIRECTONLY; so is
 ** rdt_merge (it handles exact partial states).
 */
@@ -70,9 +94,9 @@
 #include "sql_shard.h"
 
 #define SHARD_LEARNERS                                                                                              \
-  "shard mode trains the one-pass learners: \"constant\", \"naive_bayes\" (\"readout\": \"bayes\", \"moments\" or " \
-  "\"both\"), \"random_trees\", \"matrix_forest\" and the forests of \"algorithm\": \"rdt\" (\"noise\": \"leaf\", "  \
-  "or \"matrix\" without \"partition\") and \"rdt#\" (its public tables at every site); train the others with "       \
+  "shard mode trains \"constant\", \"naive_bayes\", \"random_trees\", \"matrix_forest\", the forests of "         \
+  "\"algorithm\": \"rdt\" (\"noise\": \"leaf\", or \"matrix\" without \"partition\") and \"rdt#\" (its public " \
+  "tables at every site) in one round, and \"boost\" and \"private_tree\" in rounds; train the others with "          \
   "rdt_fit over the shards ATTACHed and combined with UNION ALL"
 #define FEDERATED_LEARNERS                                                                                           \
   "federated mode trains the learners whose release is one discrete Laplace per counter: \"constant\", "            \
@@ -111,8 +135,8 @@ void rdt_shard_charge_tail(const rdt_plan *p, char out[96]) {
   snprintf(out, 96, "; %s plan %s", p->federated ? "federated" : "shard", hex);
 }
 
-rdt_train_session *rdt_shard_session(sqlite3 *db, const rdt_plan *p, rdt_span *out, uint32_t *k, char *err,
-                                     size_t en) {
+rdt_train_session *rdt_shard_session(sqlite3 *db, const rdt_plan *p, uint32_t round, const unsigned char *payload,
+                                     size_t payload_len, rdt_span *out, uint32_t *k, char *err, size_t en) {
   rdt_train_session *s = rdt_train_session_new();
   unsigned char digest[32];
   if (!s) {
@@ -124,8 +148,21 @@ rdt_train_session *rdt_shard_session(sqlite3 *db, const rdt_plan *p, rdt_span *o
     rdt_train_session_free(s);
     return NULL;
   }
+  /* Contract 9: a learner of rounds opens this one; any other has round 0 only. */
+  int rounds = rdt_train_rounds(s) > 0;
+  if ((round && !rounds) || round >= p->rounds) {
+    snprintf(err, en, "the round message opens round %u, and this plan has %u round%s", round + 1, p->rounds,
+             p->rounds == 1 ? "" : "s");
+    rdt_train_session_free(s);
+    return NULL;
+  }
+  if (rounds && !rdt_train_round_open(s, round, payload, payload_len, err, en)) {
+    rdt_train_session_free(s);
+    return NULL;
+  }
   *k = rdt_train_counters(s, out, RDT_MAX_SPANS, digest);
-  if (*k == 0 || rdt_spans_count(out, *k) != p->counters || sodium_memcmp(digest, p->state_digest, 32) != 0) {
+  if (*k == 0 || (round == 0 && rdt_spans_count(out, *k) != p->counters) ||
+      sodium_memcmp(digest, p->state_digest, 32) != 0) {
     snprintf(err, en, "this build's training state is not the plan's (%s): the plan's structure could not be "
              "drawn here the same way", *k == 0 ? "it has no counters" : "another length or digest");
     rdt_train_session_free(s);
@@ -190,7 +227,7 @@ void rdt_plan_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   rdt_train_facts facts;
   rdt_train_get_facts(user, &facts);
-  if (!rdt_train_has_counters(user)) {
+  if (!rdt_train_has_counters(user)) { /* neither counters nor rounds */
     snprintf(err, sizeof err, "\"%s\" has no partial state to add up (it keeps its rows until it finishes%s); %s",
              facts.algorithm, strcmp(facts.algorithm, "auto") == 0 ? ", and it is the default when the options name "
              "no \"algorithm\"" : "", plan.federated ? FEDERATED_LEARNERS : SHARD_LEARNERS);
@@ -212,6 +249,18 @@ void rdt_plan_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!rdt_train_configure(built, db, (const char *)canonical.p, canonical.n, err, sizeof err) ||
       !rdt_train_build(built, db, err, sizeof err))
     goto done;
+  /* Contract 9: a learner of rounds; round 0's vector is the plan's state. */
+  uint32_t rounds = rdt_train_rounds(built);
+  if (rounds && plan.federated) {
+    snprintf(err, sizeof err, "\"%s\" with these options runs in rounds, which federated mode does not: %s; %s",
+             facts.algorithm, strcmp(facts.algorithm, "boost") == 0
+                 ? "its rounds release noisy linear statistics that masked shares could carry, but this build "
+                   "federates one-round learners only"
+                 : "it selects (permute-and-flip) on the exact sum of the sites' counts, which no site may see",
+             FEDERATED_LEARNERS);
+    goto done;
+  }
+  if (rounds && !rdt_train_round_open(built, 0, NULL, 0, err, sizeof err)) goto done;
   uint32_t k = rdt_train_counters(built, spans, RDT_MAX_SPANS, digest);
   if (k == 0) {
     snprintf(err, sizeof err, "\"%s\" with these options has no partial state to add up (it keeps rows, or draws a "
@@ -232,7 +281,7 @@ void rdt_plan_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   snprintf(plan.version, sizeof plan.version, "%s", RDT_VERSION_STRING);
   snprintf(plan.learner, sizeof plan.learner, "%s", facts.algorithm);
-  plan.rounds = 1;
+  plan.rounds = rounds ? rounds : 1;
   plan.options = (char *)canonical.p;
   plan.options_len = canonical.n;
   plan.counters = rdt_spans_count(spans, k);
@@ -265,10 +314,32 @@ done:
   }
 }
 
-/* ---- rdt_partial(plan, query) --------------------------------------------- */
+/* ---- rdt_partial(plan, query [, message]) ------------------------------- */
+
+/* Contract 9: the round message argument (NULL: round 0), decoded into m
+** (pointing into v's BLOB); 0 with err. */
+static int read_message(sqlite3_value *v, const rdt_plan *p, rdt_round_msg *m, char *err, size_t en) {
+  memset(m, 0, sizeof *m);
+  if (sqlite3_value_type(v) == SQLITE_NULL) return 1;
+  const unsigned char *b = sqlite3_value_blob(v);
+  if (sqlite3_value_type(v) != SQLITE_BLOB || !b) {
+    snprintf(err, en, "the round message must be the BLOB rdt_finish returned (or NULL for the first round)");
+    return 0;
+  }
+  size_t n = (size_t)sqlite3_value_bytes(v);
+  if (n >= 8 && memcmp(b, "RDTMODEL", 8) == 0) {
+    snprintf(err, en, "not a round message of rdt_finish (the rounds are over when rdt_finish returns the model)");
+    return 0;
+  }
+  if (!rdt_round_decode(b, n, m, err, en)) return 0;
+  if (sodium_memcmp(m->plan, p->digest, sizeof m->plan) != 0) {
+    snprintf(err, en, "the round message was not made for this plan");
+    return 0;
+  }
+  return 1;
+}
 
 void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   char err[600] = "";
   rdt_plan plan;
@@ -281,15 +352,18 @@ void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   size_t size = 0;
   rdt_span spans[RDT_MAX_SPANS];
   uint32_t k = 0;
+  rdt_round_msg msg;
+  memset(&msg, 0, sizeof msg);
   if (!rdt_shard_read_plan(argv[0], &plan, err, sizeof err)) goto done;
   if (plan.federated) {
     snprintf(err, sizeof err, "this plan is federated: each of its sites calls rdt_share(plan, query, site), which "
                               "adds its noise and its mask");
     goto done;
   }
-  /* Parameter errors first: the query, the plan's structure, the columns. */
-  if (!(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err)) ||
-      !(s = rdt_shard_session(db, &plan, spans, &k, err, sizeof err)))
+  /* Parameter errors first: the message, the query, the plan's structure, the columns. */
+  if ((argc > 2 && !read_message(argv[2], &plan, &msg, err, sizeof err)) ||
+      !(stmt = rdt_fit_prepare_query(db, argv[1], err, sizeof err)) ||
+      !(s = rdt_shard_session(db, &plan, msg.round, msg.payload, msg.payload_len, spans, &k, err, sizeof err)))
     goto done;
   ok = rdt_shard_count_rows(db, s, stmt, &rc, err, sizeof err);
   stmt = NULL; /* finalized */
@@ -297,7 +371,11 @@ void rdt_partial_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(err, sizeof err, "the training state changed its shape while counting");
     ok = 0;
   }
-  if (ok && (!rdt_partial_from_spans(&part, plan.digest, 0, spans, k) || !(blob = rdt_partial_encode(&part, &size)))) {
+  /* Contract 9: the partial carries the message it answers back to rdt_finish. */
+  const unsigned char *mb = msg.round ? sqlite3_value_blob(argv[2]) : NULL;
+  size_t ml = msg.round ? (size_t)sqlite3_value_bytes(argv[2]) : 0;
+  if (ok && (!rdt_partial_from_spans(&part, plan.digest, msg.round, spans, k, mb, ml) ||
+             !(blob = rdt_partial_encode(&part, &size)))) {
     snprintf(err, sizeof err, "out of memory while writing the partial state");
     ok = 0;
   }
@@ -410,7 +488,10 @@ void rdt_finish_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint32_t k = 0;
   unsigned char *blob = NULL;
   size_t size = 0;
-  int tried = 0;
+  int tried = 0, is_message = 0;
+  rdt_round_msg msg;
+  memset(&msg, 0, sizeof msg);
+  rdt_bytes next = {0};
   if (!rdt_shard_read_plan(argv[0], &plan, err, sizeof err)) goto done;
   const unsigned char *b = sqlite3_value_blob(argv[1]);
   if (sqlite3_value_type(argv[1]) != SQLITE_BLOB) {
@@ -420,18 +501,30 @@ void rdt_finish_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!rdt_partial_decode(b ? b : (const unsigned char *)"", b ? (size_t)sqlite3_value_bytes(argv[1]) : 0, &sum, err,
                           sizeof err))
     goto done;
-  if (sodium_memcmp(sum.plan, plan.digest, sizeof plan.digest) != 0 || sum.round != 0 || sum.n != plan.counters ||
-      sum.flags != (plan.federated ? RDT_PARTIAL_MASKED : RDT_PARTIAL_EXACT)) {
+  if (sodium_memcmp(sum.plan, plan.digest, sizeof plan.digest) != 0 ||
+      sum.flags != (plan.federated ? RDT_PARTIAL_MASKED : RDT_PARTIAL_EXACT) || (sum.round == 0 && sum.n != plan.counters) ||
+      (sum.round == 0) != (sum.message_len == 0)) {
     snprintf(err, sizeof err, "the partial state was not made from this plan");
     goto done;
   }
+  /* Contract 9: a later round resumes from the message its partials answer. */
+  if (sum.round && (!rdt_round_decode(sum.message, sum.message_len, &msg, err, sizeof err) ||
+                    sodium_memcmp(msg.plan, plan.digest, sizeof plan.digest) != 0 || msg.round != sum.round)) {
+    snprintf(err, sizeof err, "the partial state was not made from this plan (its round message is another's)");
+    goto done;
+  }
   if (plan.federated && !every_site(&plan, &sum, err, sizeof err)) goto done;
-  if (!(s = rdt_shard_session(db, &plan, spans, &k, err, sizeof err))) goto done;
-  if (plan.ledger[0]) { /* Contract 4: the plan's own charge, still pending */
+  if (!(s = rdt_shard_session(db, &plan, sum.round, msg.payload, msg.payload_len, spans, &k, err, sizeof err)))
+    goto done;
+  if (rdt_spans_count(spans, k) != sum.n) {
+    snprintf(err, sizeof err, "the partial state was not made from this plan (its round's length differs)");
+    goto done;
+  }
+  if (plan.ledger[0]) { /* Contracts 4 and 9: the plan's own charge, still pending or at this round */
     char tail[96];
     rdt_shard_charge_tail(&plan, tail);
-    if (!rdt_train_resume_charge(s, db, sqlite3_user_data(ctx), plan.ledger, plan.charge, "rdt_plan", tail, err,
-                                 sizeof err))
+    if (!rdt_train_resume_charge(s, db, sqlite3_user_data(ctx), plan.ledger, plan.charge, "rdt_plan", tail, sum.round,
+                                 sum.message, sum.message_len, err, sizeof err))
       goto done;
   }
   if (!rdt_spans_add(spans, k, sum.counters)) { /* empty state + sum: cannot overflow, but checked */
@@ -439,9 +532,32 @@ void rdt_finish_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   tried = 1;
-  blob = plan.federated ? rdt_train_finish_noised(s, &size, err, sizeof err) : rdt_train_finish(s, &size, err, sizeof err);
+  if (rdt_train_rounds(s)) { /* contract 9: this round's release: the next message, or the model */
+    uint64_t noise_at = msg.noise_at;
+    blob = rdt_train_round_finish(s, &noise_at, &next, &size, err, sizeof err);
+    if (!blob && !err[0]) {
+      if (sum.round + 1 >= plan.rounds || next.oom ||
+          !(blob = rdt_round_encode(plan.digest, sum.round + 1, noise_at, next.p, next.n, &size))) {
+        snprintf(err, sizeof err, sum.round + 1 >= plan.rounds ? "the learner asked for more rounds than the plan's"
+                                                                : "out of memory while writing the round message");
+      } else {
+        is_message = 1;
+        char rerr[400];
+        if (!rdt_train_record_round(s, sum.round + 1, blob, size, rerr, sizeof rerr)) {
+          free(blob);
+          blob = NULL;
+          is_message = 0;
+          snprintf(err, sizeof err, "the round's message was not released, as the ledger could not record it: %s", rerr);
+          tried = 0; /* nothing more to record: the charge is at this round still */
+        }
+      }
+    }
+  } else {
+    blob = plan.federated ? rdt_train_finish_noised(s, &size, err, sizeof err) : rdt_train_finish(s, &size, err, sizeof err);
+  }
 done:
-  if (tried) {
+  rdt_bytes_free(&next);
+  if (tried && !is_message) {
     char rerr[400];
     if (!rdt_train_record(s, blob, size, rerr, sizeof rerr) && blob) {
       free(blob);

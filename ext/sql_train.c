@@ -228,8 +228,9 @@ uint32_t rdt_train_counters(rdt_train_session *s, rdt_span *out, uint32_t max, u
 }
 
 int rdt_train_resume_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
-                            const char *fn, const char *tail, char *err, size_t en) {
-  return rdt_ledger_resume(db, conn, ledger, id, fn, tail, &st->receipt, err, en);
+                            const char *fn, const char *tail, uint32_t round, const unsigned char *message,
+                            size_t message_len, char *err, size_t en) {
+  return rdt_ledger_resume(db, conn, ledger, id, fn, tail, round, message, message_len, &st->receipt, err, en);
 }
 
 int rdt_train_charge(rdt_train_session *st, sqlite3 *db, rdt_conn *conn, const char *fn, const char *ignored,
@@ -391,20 +392,40 @@ void rdt_train_session_free(rdt_train_session *st) {
   free(st);
 }
 
-/* Step 5; noised: the counters carry their noise already (federated mode,
-** learner.h contract 9): finish_noised() releases them, drawing no noise. */
-static unsigned char *finish(rdt_train_session *st, int noised, size_t *size, char *err, size_t en) {
+/* The kinds of step 5: finish(), finish_noised() (federated mode, learner.h
+** contract 9: the counters carry their noise already, none is drawn), or a
+** round's release (contract 10). */
+enum { FINISH_NOISE, FINISH_NOISED, FINISH_ROUND };
+
+/* Step 5. A round's release (kind FINISH_ROUND) starts the seeded noise
+** stream at *noise_at (rng.h contract 6) and leaves its end there; when it
+** is not the last, *next receives the next round's payload and NULL is
+** returned with err empty. */
+static unsigned char *finish(rdt_train_session *st, int kind, uint64_t *noise_at, rdt_bytes *next, size_t *size,
+                             char *err, size_t en) {
   const rdt_learner *l = st->learner;
   rdt_rng noise;
   rdt_rng_init_for(&noise, st->common.seeded ? st->common.seed_key : NULL, "noise", 0);
+  if (kind == FINISH_ROUND) rdt_rng_seek(&noise, *noise_at);
   /* A learner built with build() polls the stop request in its finish; any
   ** other's finishing step (ext/core/learners/) does not: the stop request
   ** is asked for before it and after it. An interrupted finish releases
   ** nothing. */
-  int asks = !l->build;
-  int released = !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) &&
-                 (noised ? l->finish_noised && l->finish_noised(st->state, &noise) : l->finish(st->state, &noise)) &&
-                 !(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS));
+  int asks = !l->build, step = 0;
+  if (!(asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS))) {
+    if (kind == FINISH_ROUND) step = l->round_release ? l->round_release(st->state, &noise, next) : 0;
+    else if (kind == FINISH_NOISED) step = l->finish_noised && l->finish_noised(st->state, &noise);
+    else step = l->finish(st->state, &noise);
+  }
+  if (step && asks && rdt_cancel_poll(&st->cancel.core, RDT_CANCEL_UNITS)) step = 0;
+  if (kind == FINISH_ROUND) *noise_at = rdt_rng_tell(&noise);
+  if (step == 1 && kind == FINISH_ROUND) { /* a round's message, not the model */
+    rdt_rng_clear(&noise);
+    err[0] = 0;
+    if (next->oom) snprintf(err, en, "out of memory while writing the round message");
+    return NULL;
+  }
+  int released = step != 0;
   unsigned char *blob = NULL;
   if (released && l->whole_model) { /* the learner's encode writes the whole model */
     rdt_bytes b = {0};
@@ -448,11 +469,33 @@ static unsigned char *finish(rdt_train_session *st, int noised, size_t *size, ch
 }
 
 unsigned char *rdt_train_finish(rdt_train_session *st, size_t *size, char *err, size_t en) {
-  return finish(st, 0, size, err, en);
+  return finish(st, FINISH_NOISE, NULL, NULL, size, err, en);
 }
 
 unsigned char *rdt_train_finish_noised(rdt_train_session *st, size_t *size, char *err, size_t en) {
-  return finish(st, 1, size, err, en);
+  return finish(st, FINISH_NOISED, NULL, NULL, size, err, en);
+}
+
+uint32_t rdt_train_rounds(const rdt_train_session *s) {
+  return s->started && s->state && s->learner->rounds && s->learner->round_open && s->learner->round_release
+             ? s->learner->rounds(s->state)
+             : 0;
+}
+
+int rdt_train_round_open(rdt_train_session *s, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  err[0] = 0;
+  if (!rdt_train_rounds(s)) {
+    snprintf(err, en, "\"%s\" with these options has no rounds", s->learner->name);
+    return 0;
+  }
+  if (s->learner->round_open(s->state, r, msg, n, err, en)) return 1;
+  if (!err[0]) snprintf(err, en, "out of memory while opening round %u", r);
+  return 0;
+}
+
+unsigned char *rdt_train_round_finish(rdt_train_session *s, uint64_t *noise_at, rdt_bytes *next, size_t *size,
+                                      char *err, size_t en) {
+  return finish(s, FINISH_ROUND, noise_at, next, size, err, en);
 }
 
 uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max) {
@@ -464,6 +507,11 @@ int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *n
   snprintf(s->ledger, sizeof s->ledger, "%s", ledger);
   snprintf(s->note, sizeof s->note, "%s", note);
   return 1;
+}
+
+int rdt_train_record_round(rdt_train_session *s, uint32_t next, const unsigned char *message, size_t size, char *err,
+                           size_t en) {
+  return rdt_ledger_record_round(&s->receipt, next, message, size, err, en);
 }
 
 int rdt_train_record_unmodelled(rdt_train_session *s, int released, char *err, size_t en) {

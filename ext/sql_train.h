@@ -69,9 +69,17 @@ int rdt_train_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const ch
                      const char *tail, char *err, size_t en);
 /* Step 2 for a charge an earlier call made (rdt_finish, sql_shard.c):
 ** takes over the pending charge `id` of `ledger`, made by fn with a request
-** ending in tail, so that step 6 records this call's outcome there. */
+** ending in tail, so that step 6 records this call's outcome there; at
+** round r >= 1 of a plan, the charge must be at that round, resumed from
+** `message` (rdt_ledger_resume). */
 int rdt_train_resume_charge(rdt_train_session *s, sqlite3 *db, rdt_conn *conn, const char *ledger, sqlite3_int64 id,
-                            const char *fn, const char *tail, char *err, size_t en);
+                            const char *fn, const char *tail, uint32_t round, const unsigned char *message,
+                            size_t message_len, char *err, size_t en);
+/* After a round's release (shard mode): records it in the resumed charge
+** (rdt_ledger_record_round); 0 with err: the message must not be
+** released. */
+int rdt_train_record_round(rdt_train_session *s, uint32_t next, const unsigned char *message, size_t size, char *err,
+                           size_t en);
 /* After step 2: the id of the charge it made in the ledger (0: none). */
 sqlite3_int64 rdt_train_charge_id(const rdt_train_session *s);
 /* After step 1: the "structure_key" the options give (NULL: none). */
@@ -94,6 +102,18 @@ unsigned char *rdt_train_finish(rdt_train_session *s, size_t *size, char *err, s
 ** drawn. */
 uint32_t rdt_train_noise(const rdt_train_session *s, rdt_noise_block *out, uint32_t max);
 unsigned char *rdt_train_finish_noised(rdt_train_session *s, size_t *size, char *err, size_t en);
+/* Shard mode's rounds (learner.h contract 10). After step 3: the most
+** rounds the learner's release takes, 0 when it has none (its counters()
+** suffice). Between steps 3 and 4: opens round r with the learner's payload
+** of the previous round's message (NULL, 0 for r = 0); rdt_train_counters
+** then offers the round's vector. Step 5 for one round, the seeded noise
+** stream started at *noise_at and its end left there: the model (the last
+** round), or NULL with err empty and the next round's payload in next, or
+** NULL with err. */
+uint32_t rdt_train_rounds(const rdt_train_session *s);
+int rdt_train_round_open(rdt_train_session *s, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en);
+unsigned char *rdt_train_round_finish(rdt_train_session *s, uint64_t *noise_at, rdt_bytes *next, size_t *size,
+                                      char *err, size_t en);
 /* Before step 2: the ledger (and note) to charge, for a call whose options
 ** name none (a federated site's own ledger). 0 when too long. */
 int rdt_train_set_ledger(rdt_train_session *s, const char *ledger, const char *note);

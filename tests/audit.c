@@ -1023,6 +1023,116 @@ static void audit_boost(int broken) {
   rdt_schema_free(&schema);
 }
 
+/* ---- mechanism 12c: the boost learner in shard mode's rounds -------------
+** (learners/boost.c Contract 6, sql_shard.c contract 9) Mechanism 12's
+** neighbours split over two sites: site A holds the BOOST_ROWS rows of class
+** 0, site B nothing on D and the added row of class 1 on D'. Each round,
+** both sites open it with the last message, count their rows, and send their
+** vectors as partial BLOBs carrying the message (encoded, decoded, merged as
+** rdt_merge does); the coordinator opens the round with the message the sum
+** carries, adds the sum and releases it (round 0: the class counts; round 1:
+** the one feature visit), drawing its noise once. Released (traced): the
+** noisy class-1 count and bin 1's (C * count, g_1); events: mechanism 12's.
+** The broken twin releases the visit round twice (a round finished again,
+** which the ledger refuses) and its events read both releases jointly: the
+** visit's eps spent twice. */
+#define BOOST_ROUND_EVENTS 4
+
+/* One round of the protocol over the sites' row sets (rows[i] of class
+** cls[i] at x = at[i] for site i); the coordinator's state after its
+** release, its traced releases in t and the next payload in next. */
+static int boost_round(const rdt_learn_common *common, const rdt_json *opts, const rdt_schema *schema, uint32_t r,
+                       const rdt_bytes *msg, const int *rows, const uint32_t *cls, const double *at, rdt_rng *rng,
+                       int64_t *t, size_t nt, rdt_bytes *next) {
+  const rdt_learner *L = &rdt_learner_boost;
+  char err[256];
+  unsigned char plan[32], digest[32];
+  memset(plan, 0x3c, sizeof plan);
+  rdt_partial sum;
+  memset(&sum, 0, sizeof sum);
+  int ok = 1;
+  for (int i = 0; ok && i < 2; i++) {
+    void *st = L->start(opts, schema, common, err, sizeof err);
+    rdt_span sp[RDT_MAX_SPANS];
+    uint32_t k = 0;
+    ok = st && L->round_open(st, r, msg->p, msg->n, err, sizeof err);
+    for (int j = 0; ok && j < rows[i]; j++) L->row(st, &at[i], cls[i], 0);
+    rdt_partial p, q;
+    size_t size = 0;
+    unsigned char *blob = NULL;
+    ok = ok && (k = L->counters(st, sp, RDT_MAX_SPANS, digest)) && rdt_partial_from_spans(&p, plan, r, sp, k, msg->p, msg->n) &&
+         (blob = rdt_partial_encode(&p, &size)) && rdt_partial_decode(blob, size, &q, err, sizeof err);
+    if (k) rdt_partial_free(&p);
+    free(blob);
+    if (st) L->free(st);
+    if (!ok) break;
+    if (i == 0) sum = q;
+    else {
+      ok = rdt_partial_merge(&sum, &q, err, sizeof err);
+      rdt_partial_free(&q);
+    }
+  }
+  void *coord = ok ? L->start(opts, schema, common, err, sizeof err) : NULL;
+  rdt_span sp[RDT_MAX_SPANS];
+  uint32_t k = 0;
+  ok = coord && L->round_open(coord, r, sum.message, sum.message_len, err, sizeof err) &&
+       (k = L->counters(coord, sp, RDT_MAX_SPANS, digest)) && rdt_spans_count(sp, k) == sum.n &&
+       rdt_spans_add(sp, k, sum.counters) && rdt_boost_round_release_traced(coord, rng, t, nt, next) > 0;
+  rdt_partial_free(&sum);
+  if (coord) L->free(coord);
+  return ok;
+}
+
+static void audit_boost_rounds(int broken) {
+  char ledger[160], label[RDT_MAX_NAME + 1], err[256];
+  rdt_json *opts = NULL;
+  rdt_schema schema;
+  rdt_learn_common common;
+  if (!rdt_options_parse_learner(BOOST_OPTS, strlen(BOOST_OPTS), &rdt_learner_boost, &opts, &schema, &common, ledger,
+                                 sizeof ledger, label, err, sizeof err)) {
+    check(0, "boost rounds audit setup");
+    return;
+  }
+  const int64_t G = RDT_BOOST_GRID, C = RDT_BOOST_COUNT_WEIGHT, shift = G * 9 / 10;
+  long k[2][BOOST_ROUND_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "boost-rounds-broken" : "boost-rounds", 0);
+  const uint32_t cls[2] = {0, 1};
+  const double at[2] = {0.2, 0.7};
+  int ok = 1;
+  for (long i = 0; i < SAMPLES / 2 && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      const int rows[2] = {BOOST_ROWS, side};
+      rdt_bytes none = {0}, m1 = {0}, m2 = {0}, m3 = {0};
+      int64_t t0[2], t1[4], t2[4]; /* c0, c1; bin 0: n, g1; bin 1: n, g1 */
+      ok = boost_round(&common, opts, &schema, 0, &none, rows, cls, at, &rng, t0, 2, &m1) &&
+           boost_round(&common, opts, &schema, 1, &m1, rows, cls, at, &rng, t1, 4, &m2) &&
+           (!broken || boost_round(&common, opts, &schema, 1, &m1, rows, cls, at, &rng, t2, 4, &m3));
+      rdt_bytes_free(&m1);
+      rdt_bytes_free(&m2);
+      rdt_bytes_free(&m3);
+      int64_t c1 = t0[1], n = t1[2], g1 = t1[3];
+      int once = n >= C && g1 >= shift, none_b = n <= 0 && g1 <= 0;
+      if (broken) { /* the replayed visit: both releases, jointly */
+        once &= t2[2] >= C && t2[3] >= shift;
+        none_b &= t2[2] <= 0 && t2[3] <= 0;
+      }
+      k[side][0] += c1 >= 1 && once;
+      k[side][1] += c1 <= 0 && none_b;
+      k[side][2] += once;
+      k[side][3] += none_b;
+    }
+  }
+  rdt_rng_clear(&rng);
+  if (!ok) check(0, "boost rounds audit: a round failed");
+  else
+    report_runs(broken ? "boost rounds with the visit round released twice (no ledger; broken twin)"
+                       : "boost in rounds over 2 sites (partials with the message, merged; intercept + one visit), 100 vs 101 rows",
+                k[0], k[1], BOOST_ROUND_EVENTS, SAMPLES / 2, rdt_eps_to_double(common.eps), !broken);
+  rdt_json_free(opts);
+  rdt_schema_free(&schema);
+}
+
 /* ---- mechanism 12b: the boost learner's regression (learners/boost.c) ----- */
 /* Neighbours: D = BOOST_ROWS rows with target 0 at x = 0.2 (bin 0 of 2) and
 ** D' = D plus one row with target 1 at x = 0.7 (bin 1). The released
@@ -1630,7 +1740,7 @@ static int shard_sum(rdt_forest *site[], int n, const unsigned char plan[32], in
     uint32_t k = rdt_forest_state(site[i], sp, RDT_MAX_SPANS);
     size_t size = 0;
     unsigned char *blob = NULL;
-    ok = k && rdt_partial_from_spans(&p, plan, 0, sp, k) && (blob = rdt_partial_encode(&p, &size)) &&
+    ok = k && rdt_partial_from_spans(&p, plan, 0, sp, k, NULL, 0) && (blob = rdt_partial_encode(&p, &size)) &&
          rdt_partial_decode(blob, size, &q, err, sizeof err); /* what crosses the wire */
     rdt_partial_free(&p);
     free(blob);
@@ -1877,6 +1987,8 @@ int main(void) {
   audit_constant(1);
   audit_boost(0);
   audit_boost(1);
+  audit_boost_rounds(0);
+  audit_boost_rounds(1);
   audit_boost_regression(0);
   audit_boost_regression(1);
   audit_private_tree(0);

@@ -5,7 +5,8 @@ over real process boundaries, one actor per shard database.
     /usr/bin/python3 tests/dask_test.py [extension without suffix]   (default $RDT_EXT, dist/rdt)
 
 Checks: seeded, the model equals rdt_fit over the union byte for byte (three shards, one empty,
-one with its own query); a ledger on the coordinator is charged once and records the release; a
+one with its own query), boosting's rounds included; a ledger on the coordinator is charged once and
+records the release (after the last round for boosting); a
 shard whose query fails raises ShardError naming it and leaves the charge pending; rdt_plan's
 refusals come before any actor. Federated: the seeded model over the actors (each with its own
 key) equals the one the same plan's shares give in one process with other keys; a failing site
@@ -108,6 +109,14 @@ def main():
         check("options as a dict; naive Bayes over the shards is rdt_fit over the union byte for byte",
               for_dict == u.execute("SELECT rdt_fit(?, ?)", (nb, QUERY)).fetchone()[0])
 
+        # Boosting runs in rounds: the actors answer every round's message until the model.
+        boost = '{"algorithm": "boost", "epsilon": 1, "seed": 3, ' + FEATURES + "}"
+        bstats = {}
+        bm = sd.fit(client, shards, boost, QUERY, extension=ext, stats=bstats)
+        check("seeded boost in rounds over 3 shards is rdt_fit over the union byte for byte (1 + 4 rounds)",
+              bm == u.execute("SELECT rdt_fit(?, ?)", (boost, QUERY)).fetchone()[0] and bstats.get("rounds") == 5
+              and len(bstats.get("round_message_bytes", [])) == 4, bstats)
+
         # The ledger lives with the coordinator: charged once by the plan, the release recorded.
         coord = sqlite3.connect(os.path.join(tmp, "curator.db"))
         sqlite_rdt.load(coord, ext)
@@ -136,14 +145,21 @@ def main():
 
         # rdt_plan's refusals come first: no actor, no charge.
         try:
-            sd.fit(client, shards, '{"algorithm": "boost", "epsilon": 1, "ledger": "budget", ' + FEATURES + "}",
+            sd.fit(client, shards, '{"algorithm": "diprime", "epsilon": 1, "ledger": "budget", ' + FEATURES + "}",
                    QUERY, coordinator=coord, extension=ext)
             err = None
         except sqlite3.OperationalError as e:
             err = str(e)
         n = coord.execute("SELECT count(*) FROM budget WHERE id > 0").fetchone()[0]
         check("a learner shard mode cannot train is refused by rdt_plan, before any charge",
-              err is not None and err.startswith('rdt_plan: "boost" has no partial state') and n == 2, (err, n))
+              err is not None and err.startswith('rdt_plan: "diprime" with these options has no partial state')
+              and n == 2, (err, n))
+        # Rounds with a ledger: one charge, moved through its rounds to "released".
+        sd.fit(client, shards, '{"algorithm": "boost", "epsilon": 1, "ledger": "budget", ' + FEATURES + "}", QUERY,
+               coordinator=coord, extension=ext)
+        rows = coord.execute("SELECT function, outcome, epsilon FROM budget WHERE id > 2").fetchall()
+        check("boost's rounds with a ledger: one charge, by rdt_plan, released after its last round",
+              rows == [("rdt_plan", "released", 1.0)], rows)
         # Federated: each site keeps its key; the shares' masks cancel across the worker processes.
         fed = '{"algorithm": "rdt", "epsilon": 1, "depth": 6, "trees": 8, "seed": 4, ' + FEATURES + "}"
         fstats = {}
@@ -177,7 +193,7 @@ def main():
               err)
         fc = '{"algorithm": "rdt", "epsilon": 1, "depth": 6, "ledger": "budget", ' + FEATURES + "}"
         sd.fit(client, shards, fc, QUERY, federated=True, coordinator=coord, extension=ext)
-        rows = coord.execute("SELECT function, outcome, request LIKE '%federated plan%' FROM budget WHERE id > 2").fetchall()
+        rows = coord.execute("SELECT function, outcome, request LIKE '%federated plan%' FROM budget WHERE id > 3").fetchall()
         check("federated with the coordinator's ledger: one charge, by rdt_plan, released", rows == [("rdt_plan", "released", 1)],
               rows)
         try:
@@ -188,7 +204,26 @@ def main():
             err = str(e)
         n = coord.execute("SELECT count(*) FROM budget WHERE id > 0").fetchone()[0]
         check("federated: an automatic depth is refused by rdt_plan (it needs the merged exact counts), nothing charged",
-              err is not None and "cannot be federated" in err and n == 3, (err, n))
+              err is not None and "cannot be federated" in err and n == 4, (err, n))
+        # A forged round message (a score edited, the checksum recomputed) is refused by the ledger's
+        # chain: rdt_finish goes on only from the message it released.
+        import hashlib
+        coord.execute("CREATE VIRTUAL TABLE budget2 USING rdt_ledger(epsilon_budget=1)")
+        bplan = coord.execute("SELECT rdt_plan(?)", ('{"algorithm": "boost", "epsilon": 1, "ledger": "budget2", '
+                                                     + FEATURES + "}",)).fetchone()[0]
+        m1 = coord.execute("SELECT rdt_finish(?, ?)", (bplan, u.execute("SELECT rdt_partial(?, ?)", (bplan, QUERY))
+                                                       .fetchone()[0])).fetchone()[0]
+        forged = bytearray(m1)
+        forged[70] ^= 1  # inside the payload's first intercept
+        forged[-32:] = hashlib.blake2b(bytes(forged[:-32]), digest_size=32).digest()
+        try:
+            part = u.execute("SELECT rdt_partial(?, ?, ?)", (bplan, QUERY, bytes(forged))).fetchone()[0]
+            coord.execute("SELECT rdt_finish(?, ?)", (bplan, part)).fetchone()
+            err = None
+        except sqlite3.OperationalError as e:
+            err = str(e)
+        check("a forged round message (checksum recomputed) reads at a site but rdt_finish refuses it: not the "
+              "message its charge recorded", err is not None and "is not the one the plan's charge" in err, err)
         try:
             sd.fit(client, [], seeded, QUERY, extension=ext)
             err = None

@@ -265,6 +265,125 @@ static void test_merge(const char *fmt, const char *eps, const char *what) {
   setup_free(&s);
 }
 
+/* learner.h contract 10: rows [0, n) over `sites` sites (equal ranges), in
+** rounds: every round opened on a fresh state at each site and at the
+** coordinator with the last payload, the sites' vectors added to the
+** coordinator's, released from one seeded stream. The released state, or
+** NULL; *n_rounds the rounds run; keep (when not NULL) receives a copy of
+** the payload that opens round keep_round. */
+static void *rounds_trained(setup *s, int n, int sites, const char *seed, uint32_t *n_rounds, rdt_bytes *keep,
+                            uint32_t keep_round) {
+  rdt_rng rng;
+  seeded(&rng, seed);
+  rdt_bytes msg = {0};
+  char err[256];
+  void *done = NULL;
+  for (uint32_t r = 0; !done; r++) {
+    void *coord = start(s);
+    rdt_span sp[RDT_MAX_SPANS], ss[RDT_MAX_SPANS];
+    unsigned char d1[32], d2[32];
+    uint32_t k = 0;
+    int ok = coord && L->round_open(coord, r, msg.p, msg.n, err, sizeof err) &&
+             (k = L->counters(coord, sp, RDT_MAX_SPANS, d1)) > 0;
+    for (int i = 0; ok && i < sites; i++) {
+      void *st = start(s);
+      ok = st && L->round_open(st, r, msg.p, msg.n, err, sizeof err);
+      if (ok) feed(st, n * i / sites, n * (i + 1) / sites);
+      uint32_t k2 = ok ? L->counters(st, ss, RDT_MAX_SPANS, d2) : 0;
+      ok = ok && k2 == k && memcmp(d1, d2, 32) == 0 && rdt_spans_count(ss, k2) == rdt_spans_count(sp, k);
+      int64_t *v = ok ? malloc(rdt_spans_count(ss, k2) * sizeof *v + 8) : NULL;
+      if (v) {
+        rdt_spans_read(ss, k2, v);
+        ok = rdt_spans_add(sp, k, v);
+        free(v);
+      } else {
+        ok = 0;
+      }
+      if (st) L->free(st);
+    }
+    if (keep && r == keep_round && ok) rdt_bytes_put(keep, msg.p, msg.n);
+    rdt_bytes next = {0};
+    int step = ok ? L->round_release(coord, &rng, &next) : 0;
+    rdt_bytes_free(&msg);
+    msg = next;
+    if (step == 2) {
+      done = coord;
+      *n_rounds = r + 1;
+    } else {
+      if (coord) L->free(coord);
+      if (step != 1) break;
+    }
+  }
+  rdt_bytes_free(&msg);
+  rdt_rng_clear(&rng);
+  return done;
+}
+
+/* Contract 6: the rounds over three sites release finish()'s model on the
+** union, byte for byte; a payload that is not the state's is refused,
+** whatever its bytes (never a crash). */
+static void test_rounds(const char *fmt, const char *eps, const char *extra, const char *what, uint32_t want_rounds) {
+  char json[1024], name[240];
+  snprintf(json, sizeof json, fmt, eps, extra);
+  setup s;
+  setup_parse(&s, json);
+  void *one = trained(&s, 900, "rounds");
+  uint32_t n_rounds = 0;
+  rdt_bytes keep = {0};
+  void *many = rounds_trained(&s, 900, 3, "rounds", &n_rounds, &keep, want_rounds - 1);
+  rdt_bytes x = {0}, y = {0};
+  int same = one && many && encode(one, &x) && encode(many, &y) && x.n == y.n && memcmp(x.p, y.p, x.n) == 0;
+  snprintf(name, sizeof name, "boost %s: %u rounds over 3 sites release finish()'s model on the union, byte for byte",
+           what, want_rounds);
+  check(same && n_rounds == want_rounds, name);
+  rdt_bytes_free(&x);
+  rdt_bytes_free(&y);
+  /* the last payload, every byte flipped and every length cut: refused or read, never a crash */
+  char err[256];
+  int sane = keep.n > 0, accepted = 0;
+  for (size_t i = 0; sane && i <= keep.n; i++) {
+    for (int mode = 0; mode < 2; mode++) {
+      if (mode == 0 && i == keep.n) continue;
+      if (mode == 0) keep.p[i] ^= 0x5a;
+      void *st = start(&s);
+      err[0] = 0;
+      int opened = st && L->round_open(st, want_rounds - 1, keep.p, mode ? i : keep.n, err, sizeof err);
+      if (opened) {
+        accepted++;
+        feed(st, 0, 10);
+      } else {
+        sane &= err[0] != 0;
+      }
+      if (st) L->free(st);
+      if (mode == 0) keep.p[i] ^= 0x5a;
+    }
+  }
+  snprintf(name, sizeof name, "boost %s: an edited or cut round payload is refused with a message, never a crash", what);
+  check(sane, name);
+  void *st = start(&s);
+  snprintf(name, sizeof name, "boost %s: a round beyond the last, or round 0 with a payload, is refused", what);
+  check(st && !L->round_open(st, want_rounds, keep.p, keep.n, err, sizeof err) &&
+            !L->round_open(st, 0, keep.p, keep.n, err, sizeof err),
+        name);
+  if (st) L->free(st);
+  st = start(&s);
+  feed(st, 0, 5);
+  snprintf(name, sizeof name, "boost %s: a state with rows opens no round; one in rounds never finishes in one pass",
+           what);
+  int refused_rows = st && !L->round_open(st, 0, NULL, 0, err, sizeof err);
+  if (st) L->free(st);
+  st = start(&s);
+  rdt_rng rng;
+  seeded(&rng, "x");
+  check(refused_rows && st && L->round_open(st, 0, NULL, 0, err, sizeof err) && !L->finish(st, &rng), name);
+  rdt_rng_clear(&rng);
+  if (st) L->free(st);
+  rdt_bytes_free(&keep);
+  if (one) L->free(one);
+  if (many) L->free(many);
+  setup_free(&s);
+}
+
 /* finish fails closed when a share of epsilon rounds to 0 (epsilon set
 ** below what the options accept, as only a direct caller can). */
 static int finish_with(setup *s, uint64_t eps_num, int rows) {
@@ -639,6 +758,11 @@ int main(void) {
   test_hostile();
   test_merge(CLS_OPTS, "1", "classification");
   test_merge(REG_OPTS, "null", "non-private regression");
+  test_rounds(CLS_OPTS, "1", "", "classification", 1 + 2);
+  test_rounds(CLS_OPTS, "2", ", \"rounds\": 3, \"bins\": 4", "classification, 3 rounds", 1 + 3 * 2);
+  test_rounds(CLS_OPTS, "null", ", \"rounds\": 2", "non-private classification", 1 + 2 * 2);
+  test_rounds(REG_OPTS, "1", ", \"rounds\": 2", "regression", 2 + 2 * 2);
+  test_rounds(REG_OPTS, "null", "", "non-private regression", 2 + 2);
   test_fail_closed();
   test_trace();
   test_one_gradient_flag();

@@ -26,6 +26,7 @@
 #include "core/options.h"
 #include "core/partial.h"
 #include "core/plan.h"
+#include "core/round.h"
 #include "core/row_sample.h"
 #include "core/select.h"
 #include "core/forests/sharp.h"
@@ -119,6 +120,27 @@ static void test_rng(void) {
   check(in_range && hi > ((uint64_t)1 << 62), "rng: below(2^63+1) stays in range and reaches the top half");
   rdt_rng_clear(&a);
   check(a.mode == 0 && a.key[0] == 0, "rng: clear wipes the state");
+
+  /* Contract 6: a fresh stream sought to a position goes on with the same bytes. */
+  int same = 1;
+  static const uint64_t at[] = {0, 1, 1023, 1024, 1025, 2047, 2500};
+  for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+    seeded(&a, "seek");
+    rdt_rng_bytes(&a, x, (size_t)at[i]);
+    (void)rdt_rng_below(&a, 1000); /* a draw of its own size, too */
+    uint64_t pos = rdt_rng_tell(&a);
+    rdt_rng_bytes(&a, y, 500);
+    seeded(&b, "seek");
+    rdt_rng_seek(&b, pos);
+    rdt_rng_bytes(&b, z, 500);
+    same &= memcmp(y, z, 500) == 0 && rdt_rng_tell(&b) == pos + 500;
+  }
+  check(same, "rng: tell then seek on a fresh seeded stream goes on with the same bytes, across block edges");
+  rdt_rng_init_os(&a);
+  rdt_rng_seek(&a, 5);
+  check(rdt_rng_tell(&a) == 0 && a.mode == RDT_RNG_OS, "rng: an OS stream has no position (seek is a no-op)");
+  rdt_rng_clear(&a);
+  rdt_rng_clear(&b);
 }
 
 /* ---- noise -------------------------------------------------------------- */
@@ -2351,12 +2373,12 @@ static void test_shard(void) {
   unsigned char plan_digest[32];
   for (int i = 0; i < 32; i++) plan_digest[i] = (unsigned char)i;
   rdt_partial p, q, r;
-  int made = rdt_partial_from_spans(&p, plan_digest, 0, spans, 2);
+  int made = rdt_partial_from_spans(&p, plan_digest, 0, spans, 2, NULL, 0);
   size_t size = 0;
   unsigned char *blob = made ? rdt_partial_encode(&p, &size) : NULL;
   int ok = blob && rdt_partial_decode(blob, size, &q, err, sizeof err) && q.n == 7 && q.counters[3] == INT64_MAX &&
            q.counters[6] == 5 && q.n_ids == 1 && memcmp(q.ids, p.ids, 16) == 0;
-  check(ok && size == 64 + 16 + 7 * 8 + 32, "partial: a state's BLOB decodes to the same counters, ids and plan");
+  check(ok && size == 72 + 16 + 7 * 8 + 32, "partial: a state's BLOB decodes to the same counters, ids and plan");
   int refused = 1;
   for (size_t i = 0; blob && i < size; i++) {
     blob[i] ^= 0x01;
@@ -2380,28 +2402,28 @@ static void test_shard(void) {
         "partial: the same partial summed twice is refused (its rows would count twice)");
   int64_t one[7] = {1, 1, 1, 1, 1, 1, 1};
   rdt_span s1 = {one, 7};
-  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1);
+  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1, NULL, 0);
   check(made && !rdt_partial_merge(&q, &r, err, sizeof err) && strstr(err, "overflows"),
         "partial: a sum that overflows int64 is refused, not wrapped");
   one[3] = -1;
   rdt_partial_free(&r);
-  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1);
+  made = rdt_partial_from_spans(&r, plan_digest, 0, &s1, 1, NULL, 0);
   int merged = made && rdt_partial_merge(&q, &r, err, sizeof err);
   check(merged && q.n_ids == 2 && q.counters[3] == INT64_MAX - 1 && q.counters[2] == -6 &&
             memcmp(q.ids, q.ids + 16, 16) < 0,
         "partial: two partials of one plan sum counter by counter, their ids kept in order");
   rdt_partial other;
   plan_digest[0] ^= 1;
-  made = rdt_partial_from_spans(&other, plan_digest, 0, &s1, 1);
+  made = rdt_partial_from_spans(&other, plan_digest, 0, &s1, 1, NULL, 0);
   check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different plans"),
         "partial: a partial of another plan is refused");
   rdt_partial_free(&other);
   plan_digest[0] ^= 1;
-  made = rdt_partial_from_spans(&other, plan_digest, 1, &s1, 1);
+  made = rdt_partial_from_spans(&other, plan_digest, 1, &s1, 1, NULL, 0);
   check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different rounds"),
         "partial: a partial of another round is refused");
   rdt_partial_free(&other);
-  made = rdt_partial_from_spans(&other, plan_digest, 0, spans + 1, 1);
+  made = rdt_partial_from_spans(&other, plan_digest, 0, spans + 1, 1, NULL, 0);
   check(made && !rdt_partial_merge(&q, &other, err, sizeof err) && strstr(err, "different lengths"),
         "partial: a partial of another length is refused");
   rdt_partial_free(&other);
@@ -2409,9 +2431,9 @@ static void test_shard(void) {
   unsigned char *blob2 = merged ? rdt_partial_encode(&q, &size2) : NULL;
   if (blob2) { /* ids out of order, checksum recomputed */
     unsigned char tmp[16];
-    memcpy(tmp, blob2 + 64, 16);
-    memcpy(blob2 + 64, blob2 + 80, 16);
-    memcpy(blob2 + 80, tmp, 16);
+    memcpy(tmp, blob2 + 72, 16);
+    memcpy(blob2 + 72, blob2 + 88, 16);
+    memcpy(blob2 + 88, tmp, 16);
     crypto_generichash(blob2 + size2 - 32, 32, blob2, size2 - 32, NULL, 0);
   }
   rdt_partial t;
@@ -2430,6 +2452,50 @@ static void test_shard(void) {
   rdt_partial_free(&p);
   rdt_partial_free(&q);
   rdt_partial_free(&r);
+
+  /* round.h: the message round-trips, and every byte matters. */
+  unsigned char payload[5] = {1, 2, 3, 4, 5};
+  size_t msize = 0;
+  unsigned char *msg = rdt_round_encode(plan_digest, 3, 777, payload, sizeof payload, &msize);
+  rdt_round_msg rm;
+  ok = msg && rdt_round_decode(msg, msize, &rm, err, sizeof err) && rm.round == 3 && rm.noise_at == 777 &&
+       rm.payload_len == 5 && memcmp(rm.payload, payload, 5) == 0 && memcmp(rm.plan, plan_digest, 32) == 0;
+  check(ok && msize == 64 + 5 + 32, "round: a message decodes to its plan, round, noise position and payload");
+  refused = 1;
+  for (size_t i = 0; msg && i < msize; i++) {
+    msg[i] ^= 0x01;
+    refused &= !rdt_round_decode(msg, msize, &rm, err, sizeof err) && err[0];
+    msg[i] ^= 0x01;
+  }
+  for (size_t n = 0; msg && n < msize; n++) refused &= !rdt_round_decode(msg, n, &rm, err, sizeof err);
+  check(msg && refused, "round: every flipped bit and every truncation is refused (checksum, lengths)");
+  unsigned char *zero = rdt_round_encode(plan_digest, 0, 0, NULL, 0, &msize);
+  check(zero && !rdt_round_decode(zero, msize, &rm, err, sizeof err) && strstr(err, "round 0"),
+        "round: a message opening round 0 is refused (the first round has none)");
+  free(zero);
+  check(!rdt_model_decode(msg, 80, &dummy, err, sizeof err) && strstr(err, "round message of shard mode"),
+        "model: the decoder names a round message as such, never as a model");
+  /* partial.h: a partial carries the message it answers; another message does not add */
+  rdt_partial pm1, pm2, pm3;
+  int64_t cm[2] = {1, 2};
+  rdt_span sm = {cm, 2};
+  ok = rdt_partial_from_spans(&pm1, plan_digest, 3, &sm, 1, msg, 64 + 5 + 32) &&
+       rdt_partial_from_spans(&pm2, plan_digest, 3, &sm, 1, msg, 64 + 5 + 32);
+  size_t psize = 0;
+  unsigned char *pblob = ok ? rdt_partial_encode(&pm1, &psize) : NULL;
+  ok = pblob && rdt_partial_decode(pblob, psize, &pm3, err, sizeof err) && pm3.message_len == 101 &&
+       memcmp(pm3.message, msg, 101) == 0 && psize == 72 + 16 + 101 + 16 + 32;
+  check(ok, "partial: the round message it answers round-trips with it");
+  check(ok && rdt_partial_merge(&pm1, &pm2, err, sizeof err) && pm1.counters[1] == 4,
+        "partial: two partials answering one message add");
+  if (ok) pm3.message[70] ^= 1;
+  check(ok && !rdt_partial_merge(&pm1, &pm3, err, sizeof err) && strstr(err, "different round messages"),
+        "partial: partials answering different messages of one round are refused");
+  free(pblob);
+  free(msg);
+  rdt_partial_free(&pm1);
+  rdt_partial_free(&pm2);
+  rdt_partial_free(&pm3);
 
   /* plan.h: canonical options, the digest, edits refused. */
   const char *user = "{\"_why\": \"test\", \"epsilon\": 1, \"ledger\": \"budget\", \"note\": \"n\", \"trees\": 2, "
@@ -2595,7 +2661,7 @@ static void test_federated(void) {
   ok = rdt_partial_from_masked(&a, plan_digest, 0, big, 1, id1) && rdt_partial_from_masked(&b, plan_digest, 0, one, 1, id2) &&
        rdt_partial_merge(&a, &b, err, sizeof err) && a.counters[0] == 1;
   check(ok, "partial: masked shares add modulo 2^64 (UINT64_MAX + 2 = 1), not refused as an overflow");
-  ok = rdt_partial_from_spans(&e, plan_digest, 0, &zs, 1) && !rdt_partial_merge(&e, &b, err, sizeof err) &&
+  ok = rdt_partial_from_spans(&e, plan_digest, 0, &zs, 1, NULL, 0) && !rdt_partial_merge(&e, &b, err, sizeof err) &&
        strstr(err, "do not add") != NULL;
   check(ok, "partial: an exact partial and a masked share do not add");
   rdt_partial_free(&a);

@@ -21,11 +21,9 @@
 **      the sum of the sites' counters is the union's state, so finish() on
 **      it releases what one training on the union would, with the noise
 **      added once. A learner that keeps its rows (boost, private_tree, naive
-**      Bayes's "readout": "auto", auto) has no counters(); its merge()
-**      appends rows, which pools them, so it trains in one place: over
-**      several sites it would need rounds of released statistics (a tree's
-**      per-level histograms, boosting's per-visit gradient sums), which no
-**      learner offers, and shard mode refuses it. merge() refuses a state of
+**      Bayes's "readout": "auto", auto) offers no counters() in one pass;
+**      its merge() appends rows, which pools them. Over several sites it
+**      runs in rounds instead (contract 10). merge() refuses a state of
 **      other options or a released one.
 **   4. finish() adds all the noise (exact discrete samplers, noise.h), wipes
 **      the exact state, and returns 0 without releasing anything if the
@@ -53,6 +51,24 @@
 **      summed, and finish_noised() releases the sum as finish() would have
 **      released noisy counters: post-processing only. Counters of a block
 **      with s = 0 are never released: a site sends 0 for them.
+**  10. Rounds (rounds(), round_open(), round_release(); shard mode): a
+**      learner whose release reads its rows more than once (boosting's
+**      visits, a tree's levels, a readout's choice) cuts it at its
+**      releases. Round r's exact vector is what finish() would read from
+**      every row between release r - 1 and release r: a site opens round r
+**      with the public message of release r - 1 (round.h; none for r = 0),
+**      and row() then adds each row's contribution to that vector, which
+**      counters() offers as spans (their digest the options' meaning, the
+**      same in every round; their length the round's), keeping no row. The
+**      coordinator opens the same round with the same message, adds the
+**      sites' summed vectors to its spans and round_release() draws exactly
+**      the noise and runs exactly the post-processing finish() would at that
+**      release, from the same stream: given the same rows and a seeded
+**      stream at the same position, the rounds release the same values and
+**      the same model as finish() on the union. Everything a message holds
+**      is released or public. A row's contribution to a round depends on the
+**      row and the message only (integer sums: no order), so a site keeps
+**      nothing between rounds but its rows.
 ** Neighbouring relation for every learner: add or remove one row.
 */
 #ifndef RDT_LEARNER_H
@@ -184,6 +200,23 @@ typedef struct rdt_learner {
   ** `post` serves post-processing only (a readout's synthetic sample). 0
   ** when memory runs out. */
   int (*finish_noised)(void *st, rdt_rng *post);
+  /* Contract 10, optional (NULL: no rounds). The most rounds this started
+  ** state's release takes (from its options and schema; the actual count
+  ** may be smaller, as released values decide), 0 when it needs none (its
+  ** counters() suffice). */
+  uint32_t (*rounds)(const void *st);
+  /* Contract 10: opens round r on a started state without rows: msg (n
+  ** bytes, NULL for r = 0) is the learner's payload of the previous
+  ** release's message. Afterwards row() adds to the round's vector and
+  ** counters() offers it. 1, or 0 with err (empty: out of memory): a
+  ** payload that is not this state's, or a round vector too large (named
+  ** in err, a parameter error at r = 0). */
+  int (*round_open)(void *st, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en);
+  /* Contract 10, at the coordinator, after the summed vector was added to
+  ** counters()' spans: release r. 1: the next round's payload is in next;
+  ** 2: the state is released (encode() writes the model); 0: the noise
+  ** could not be set up or memory ran out, nothing more is released. */
+  int (*round_release)(void *st, rdt_rng *noise, rdt_bytes *next);
   /* Optional (NULL: no plan): the plan for n^ rows; returns 0 when none. */
   int (*plan)(const void *st, double n_hat, rdt_learn_plan *out);
   /* Optional (NULL: one): the readouts a released state offers, different

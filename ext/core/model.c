@@ -4,6 +4,7 @@
 #include "forests/forest_kind.h"
 #include "forests/matrix.h"
 #include "options.h"
+#include "round.h"
 #include "forests/sharp.h"
 #include "forests/tree_selection.h"
 
@@ -748,6 +749,10 @@ static int not_a_model(const unsigned char *buf, size_t size, char *err, size_t 
     return fail(err, en, "not an rdt model but an exact partial training state (RDTPART1, made by rdt_partial or "
                          "rdt_merge): private data of the sites' rows, never to be published; rdt_finish(plan, "
                          "merged) adds the noise and releases the model");
+  if (rdt_round_magic(buf, size))
+    return fail(err, en, "not an rdt model but a round message of shard mode (RDTROUND, made by rdt_finish): "
+                         "public, for the sites' next rdt_partial(plan, query, message); the last round's "
+                         "rdt_finish returns the model");
   return fail(err, en, "not an rdt model");
 }
 

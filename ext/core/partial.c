@@ -36,7 +36,7 @@ int rdt_spans_add(rdt_span *s, uint32_t k, const int64_t *in) {
 }
 
 int rdt_partial_from_spans(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_DIGEST_BYTES], uint32_t round,
-                           const rdt_span *s, uint32_t k) {
+                           const rdt_span *s, uint32_t k, const unsigned char *message, size_t message_len) {
   memset(p, 0, sizeof *p);
   p->flags = RDT_PARTIAL_EXACT;
   memcpy(p->plan, plan, RDT_PARTIAL_DIGEST_BYTES);
@@ -46,6 +46,11 @@ int rdt_partial_from_spans(rdt_partial *p, const unsigned char plan[RDT_PARTIAL_
   p->ids = malloc(RDT_PARTIAL_ID_BYTES);
   p->counters = malloc((size_t)(p->n ? p->n : 1) * sizeof *p->counters);
   if (!p->ids || !p->counters) return 0;
+  if (message_len) {
+    if ((uint64_t)message_len > RDT_PARTIAL_MAX_MESSAGE || !(p->message = malloc(message_len))) return 0;
+    memcpy(p->message, message, message_len);
+    p->message_len = message_len;
+  }
   rdt_rng os;
   rdt_rng_init_os(&os);
   rdt_rng_bytes(&os, p->ids, RDT_PARTIAL_ID_BYTES);
@@ -90,14 +95,15 @@ static uint64_t get_u64(const unsigned char *b) {
   return v;
 }
 
-/* Bytes of a partial with n_ids ids and n counters; 0 when too large. */
-static uint64_t blob_size(uint32_t n_ids, uint64_t n) {
-  if (n_ids > RDT_PARTIAL_MAX_IDS || n > RDT_PARTIAL_MAX_COUNTERS) return 0;
-  return RDT_PARTIAL_HEADER + (uint64_t)n_ids * RDT_PARTIAL_ID_BYTES + 8 * n + RDT_PARTIAL_DIGEST_BYTES;
+/* Bytes of a partial with n_ids ids, an m-byte message and n counters; 0
+** when too large. */
+static uint64_t blob_size(uint32_t n_ids, uint64_t m, uint64_t n) {
+  if (n_ids > RDT_PARTIAL_MAX_IDS || n > RDT_PARTIAL_MAX_COUNTERS || m > RDT_PARTIAL_MAX_MESSAGE) return 0;
+  return RDT_PARTIAL_HEADER + (uint64_t)n_ids * RDT_PARTIAL_ID_BYTES + m + 8 * n + RDT_PARTIAL_DIGEST_BYTES;
 }
 
 unsigned char *rdt_partial_encode(const rdt_partial *p, size_t *size) {
-  uint64_t total = blob_size(p->n_ids, p->n);
+  uint64_t total = blob_size(p->n_ids, p->message_len, p->n);
   unsigned char *b = total && total <= SIZE_MAX ? malloc((size_t)total) : NULL;
   if (!b) return NULL;
   memcpy(b, RDT_PARTIAL_MAGIC, 8);
@@ -107,9 +113,12 @@ unsigned char *rdt_partial_encode(const rdt_partial *p, size_t *size) {
   put_u32(b + 48, p->round);
   put_u32(b + 52, p->n_ids);
   put_u64(b + 56, p->n);
+  put_u64(b + 64, (uint64_t)p->message_len);
   unsigned char *at = b + RDT_PARTIAL_HEADER;
   if (p->n_ids) memcpy(at, p->ids, (size_t)p->n_ids * RDT_PARTIAL_ID_BYTES);
   at += (size_t)p->n_ids * RDT_PARTIAL_ID_BYTES;
+  if (p->message_len) memcpy(at, p->message, p->message_len);
+  at += p->message_len;
   for (uint64_t i = 0; i < p->n; i++, at += 8) put_u64(at, (uint64_t)p->counters[i]);
   crypto_generichash(at, RDT_PARTIAL_DIGEST_BYTES, b, (size_t)(at - b), NULL, 0);
   *size = (size_t)total;
@@ -133,7 +142,7 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
   uint32_t flags = get_u32(buf + 12);
   if (flags != RDT_PARTIAL_EXACT && flags != RDT_PARTIAL_MASKED) return fail(err, en, "the partial state has unknown flags");
   uint32_t n_ids = get_u32(buf + 52);
-  uint64_t n = get_u64(buf + 56), total = blob_size(n_ids, n);
+  uint64_t n = get_u64(buf + 56), m = get_u64(buf + 64), total = blob_size(n_ids, m, n);
   if (n_ids == 0 || total == 0 || total != size)
     return fail(err, en, "the partial state's length disagrees with its header (truncated or edited)");
   unsigned char sum[RDT_PARTIAL_DIGEST_BYTES];
@@ -152,12 +161,16 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
   p->n = n;
   p->ids = malloc((size_t)n_ids * RDT_PARTIAL_ID_BYTES);
   p->counters = malloc((size_t)(n ? n : 1) * sizeof *p->counters);
-  if (!p->ids || !p->counters) {
+  p->message = m ? malloc((size_t)m) : NULL;
+  if (!p->ids || !p->counters || (m && !p->message)) {
     rdt_partial_free(p);
     return fail(err, en, "out of memory");
   }
   memcpy(p->ids, ids, (size_t)n_ids * RDT_PARTIAL_ID_BYTES);
   const unsigned char *at = ids + (size_t)n_ids * RDT_PARTIAL_ID_BYTES;
+  if (m) memcpy(p->message, at, (size_t)m);
+  p->message_len = (size_t)m;
+  at += m;
   for (uint64_t i = 0; i < n; i++, at += 8) p->counters[i] = (int64_t)get_u64(at);
   return 1;
 }
@@ -166,6 +179,9 @@ int rdt_partial_merge(rdt_partial *into, const rdt_partial *from, char *err, siz
   if (sodium_memcmp(into->plan, from->plan, RDT_PARTIAL_DIGEST_BYTES) != 0)
     return fail(err, en, "the partial states come from different plans");
   if (into->round != from->round) return fail(err, en, "the partial states come from different rounds");
+  if (into->message_len != from->message_len ||
+      (into->message_len && sodium_memcmp(into->message, from->message, into->message_len) != 0))
+    return fail(err, en, "the partial states answer different round messages");
   if (into->n != from->n) return fail(err, en, "the partial states have different lengths");
   if (into->flags != from->flags) return fail(err, en, "exact partial states and masked shares do not add");
   uint64_t n_ids = (uint64_t)into->n_ids + from->n_ids;
@@ -219,5 +235,6 @@ void rdt_partial_free(rdt_partial *p) {
   if (p->counters) sodium_memzero(p->counters, (size_t)(p->n ? p->n : 1) * sizeof *p->counters);
   free(p->counters);
   free(p->ids);
+  free(p->message);
   memset(p, 0, sizeof *p);
 }

@@ -227,7 +227,7 @@ int rdt_plan_read(const char *json, size_t len, rdt_plan *p, char *err, size_t e
   } else if (ok && (rdt_json_get(root, "sites") || rdt_json_get(root, "noise"))) {
     ok = rdt_json_bad(&r, "a shard plan has no \"sites\" or \"noise\"");
   }
-  if (ok && rounds != 1) ok = rdt_json_bad(&r, "unsupported number of rounds (this build's learners take 1)");
+  if (ok && (rounds < 1 || rounds > RDT_PLAN_MAX_ROUNDS)) ok = rdt_json_bad(&r, "\"rounds\" is out of range");
   p->rounds = (uint32_t)rounds;
   rdt_bytes text = {0};
   if (ok) {

@@ -25,9 +25,12 @@
 **      is flagged, the ledger refuses it).
 **   4. rdt_plan_read refuses whatever rdt_plan_write could not have written
 **      (a missing or mistyped field, a digest that does not match, another
-**      mode, more than one round, a roster that rdt_plan_federated would
-**      refuse) and a plan of another rdt version (sites and coordinator must
-**      draw the same structure from the same key).
+**      mode, "rounds" outside 1 .. RDT_PLAN_MAX_ROUNDS, a roster that
+**      rdt_plan_federated would refuse) and a plan of another rdt version
+**      (sites and coordinator must draw the same structure from the same
+**      key). "rounds" is the most rounds the learner's release takes
+**      (learner.h contract 10; 1 for a one-pass learner), and "counters" and
+**      "state_digest" are then those of round 0.
 **   6. rdt_plan_federated takes the caller's "federated" option, {"sites":
 **      [64 hex digits, ...]}: 2 to RDT_MASK_MAX_SITES distinct keys, none a
 **      low-order point; the options without it go on to be checked as
@@ -47,11 +50,12 @@
 #include "mask.h"
 
 #define RDT_PLAN_FORMAT 1u
+#define RDT_PLAN_MAX_ROUNDS ((uint32_t)1 << 20)
 
 typedef struct rdt_plan {
   char version[32];      /* the rdt that wrote it */
   char learner[64];      /* the configured learner's algorithm name */
-  uint32_t rounds;       /* 1: one-pass learners */
+  uint32_t rounds;       /* 1: one-pass learners; else the most rounds (learner.h contract 10) */
   char *options;         /* canonical options, NUL-terminated (owned) */
   size_t options_len;
   uint64_t counters;     /* length of the exact state */

@@ -118,3 +118,16 @@ uint64_t rdt_rng_below(rdt_rng *rng, uint64_t n) {
 double rdt_rng_unit(rdt_rng *rng) {
   return (double)(rdt_rng_u64(rng) >> 11) * 0x1.0p-53;
 }
+
+uint64_t rdt_rng_tell(const rdt_rng *rng) {
+  if (rng->mode != RDT_RNG_SEEDED || rng->block == 0) return 0;
+  return (rng->block - 1) * RDT_RNG_BLOCK + rng->pos;
+}
+
+void rdt_rng_seek(rdt_rng *rng, uint64_t at) {
+  if (rng->mode != RDT_RNG_SEEDED) return;
+  rng->block = at / RDT_RNG_BLOCK;
+  rng_refill(rng); /* block at / BLOCK, then the next index */
+  rng->pos = (size_t)(at % RDT_RNG_BLOCK);
+  memset(rng->buf, 0, rng->pos); /* bytes before the position were handed out before */
+}

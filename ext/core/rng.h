@@ -11,6 +11,10 @@
 **   4. Bytes are drawn through a buffer; every byte handed out is wiped from the
 **      buffer, and rdt_rng_clear() wipes the whole state.
 **   5. Uniform integers are drawn by rejection: no modulo bias, any 64-bit bound.
+**   6. A seeded stream's position is the count of bytes handed out since its
+**      key; rdt_rng_seek puts a fresh seeded stream of the same key at such a
+**      position, so that a release cut into rounds (shard mode) draws exactly
+**      the bytes one uncut release would.
 */
 #ifndef RDT_RNG_H
 #define RDT_RNG_H
@@ -56,5 +60,8 @@ uint64_t rdt_rng_below(rdt_rng *rng, uint64_t n);
 /* Uniform double in [0, 1) with 53 random bits (only for public choices,
 ** e.g. thresholds drawn from public bounds; never on a noise path). */
 double rdt_rng_unit(rdt_rng *rng);
+/* Contract 6 (seeded streams; an OS stream has no position: 0, no-op). */
+uint64_t rdt_rng_tell(const rdt_rng *rng);
+void rdt_rng_seek(rdt_rng *rng, uint64_t at);
 
 #endif

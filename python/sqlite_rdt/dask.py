@@ -12,8 +12,9 @@
 
 It drives shard mode (sql/reference.md, "Shard mode"; docs/scale-out.md): rdt_plan on the
 coordinator, rdt_partial in every database where it lies, rdt_merge and rdt_finish on the
-coordinator. The model is the one rdt_fit trains over the union of the databases' rows, with the
-same epsilon, charged once.
+coordinator, round after round for the learners that release in rounds (boost, private_tree). The
+model is the one rdt_fit trains over the union of the databases' rows, with the same epsilon,
+charged once.
 
 Contract:
   1. fit(client, shards, options, query, federated=False, coordinator=None, extension=None,
@@ -32,9 +33,14 @@ Contract:
      row does.
   4. The client sums the partial states on the coordinator (rdt_merge, a chunk of at most
      MERGE_CHUNK at a time) and finishes there (rdt_finish): the noise is added once. With a
-     ledger, the plan's charge records the release; a plan releases one model.
-  5. A shard that fails raises ShardError naming it, and nothing is finished: the plan's charge
-     stays pending (what was charged stays spent; make a new plan for the next attempt).
+     ledger, the plan's charge records the release; a plan releases one model. When rdt_finish
+     returns a round message (RDTROUND: public, the release of that round) rather than the model,
+     every actor runs rdt_partial(plan, query, message) on its same connection, and so on until
+     the model: the actors live until the last round, and hold nothing between rounds but their
+     connection (each round reads the query again).
+  5. A shard that fails raises ShardError naming it, and nothing more is finished: the plan's
+     charge stays where it is, pending or at its last round (what was charged stays spent; make
+     a new plan for the next attempt).
   6. federated=True: federated mode, for sites that must not show their counters to anyone,
      the coordinator included (sql/reference.md, "Federated mode"). Each actor makes its own
      X25519 key pair (rdt_site_keypair) and keeps the secret key in its worker; the client puts
@@ -44,8 +50,11 @@ Contract:
      rdt_finish adds no noise. Every site must answer: one that fails raises ShardError and
      nothing is released (its mask would not cancel); the plan's charge stays spent.
   7. stats, a dict when given, receives the time of each step in seconds ("plan", "partials",
-     "merge", "finish", "total"), the bytes of partial states received ("partial_bytes") and
-     per site its process's resident memory before and at its peak, in bytes ("site_rss").
+     "merge", "finish", "total"; summed over the rounds), the bytes of partial states received
+     ("partial_bytes", all rounds), the rounds run ("rounds"), per round its seconds and the bytes
+     of its partials and of the message it released ("round_seconds", "round_partial_bytes",
+     "round_message_bytes"), and per site its process's resident memory before and at its peak,
+     in bytes ("site_rss").
 """
 import json
 import os
@@ -103,9 +112,9 @@ class _Site:
             raise ShardError("shard %s: %s" % (self.path, e)) from None
         return row[0]
 
-    def partial(self, plan, query):
+    def partial(self, plan, query, message=None):
         try:
-            row = self.conn.execute("SELECT rdt_partial(?, ?)", (plan, query)).fetchone()
+            row = self.conn.execute("SELECT rdt_partial(?, ?, ?)", (plan, query, message)).fetchone()
         except sqlite3.Error as e:
             raise ShardError("shard %s: %s" % (self.path, e)) from None
         return row[0]
@@ -192,16 +201,36 @@ def fit(client, shards, options, query=None, federated=False, coordinator=None, 
             t_plan = time.perf_counter()
             if not federated:
                 actors, handles = start_actors()
-            calls = [(h.share if federated else h.partial)(plan, q) for h, (_, q) in zip(handles, sites)]
-            parts = []
-            for (path, _), c in zip(sites, calls):
-                try:
-                    parts.append(c.result())
-                except ShardError:
-                    raise
-                except Exception as e:
-                    raise ShardError("shard %s: %s" % (path, e)) from None
-            t_parts = time.perf_counter()
+            message = None
+            t_parts = t_merge = t_finish = 0.0
+            round_seconds, round_bytes, message_bytes = [], [], []
+            while True:  # contract 4: one pass per round, until rdt_finish returns the model
+                t_round = time.perf_counter()
+                calls = [h.share(plan, q) if federated else h.partial(plan, q, message)
+                         for h, (_, q) in zip(handles, sites)]
+                parts = []
+                for (path, _), c in zip(sites, calls):
+                    try:
+                        parts.append(c.result())
+                    except ShardError:
+                        raise
+                    except Exception as e:
+                        raise ShardError("shard %s: %s" % (path, e)) from None
+                t1 = time.perf_counter()
+                merged = _merge(coordinator, parts)
+                t2 = time.perf_counter()
+                out = coordinator.execute("SELECT rdt_finish(?, ?)", (plan, merged)).fetchone()[0]
+                t3 = time.perf_counter()
+                t_parts += t1 - t_round
+                t_merge += t2 - t1
+                t_finish += t3 - t2
+                round_seconds.append(t3 - t_round)
+                round_bytes.append(sum(len(p) for p in parts))
+                if bytes(out[:8]) != b"RDTROUND":
+                    model = out
+                    break
+                message = out
+                message_bytes.append(len(out))
             site_rss = [h.rss().result() for h in handles] if stats is not None else []
             for h in handles:
                 h.close().result()
@@ -209,14 +238,12 @@ def fit(client, shards, options, query=None, federated=False, coordinator=None, 
             handles = None
             if actors:
                 client.cancel(actors)
-        merged = _merge(coordinator, parts)
-        t_merge = time.perf_counter()
-        model = coordinator.execute("SELECT rdt_finish(?, ?)", (plan, merged)).fetchone()[0]
         t_end = time.perf_counter()
     finally:
         if own:
             coordinator.close()
     if stats is not None:
-        stats.update(plan=t_plan - t0, partials=t_parts - t_plan, merge=t_merge - t_parts, finish=t_end - t_merge,
-                     total=t_end - t0, partial_bytes=sum(len(p) for p in parts), site_rss=site_rss)
+        stats.update(plan=t_plan - t0, partials=t_parts, merge=t_merge, finish=t_finish, total=t_end - t0,
+                     partial_bytes=sum(round_bytes), rounds=len(round_seconds), round_seconds=round_seconds,
+                     round_partial_bytes=round_bytes, round_message_bytes=message_bytes, site_rss=site_rss)
     return model

@@ -125,9 +125,28 @@
 **      parameter cannot be set up (e.g. a share rounds to 0) or memory runs
 **      out, finish() returns 0 and nothing is released. Afterwards the row
 **      copy and all exact sums are wiped and freed: only the scores remain.
+**   6. Rounds (learner.h contract 10; shard mode). The releases of 1 to 5
+**      in finish()'s order, one per round: round 0 the class counts
+**      (regression: the count and the centred sum; round 1 the 13 spread
+**      bands around the released mean), then one round per feature visit,
+**      R * d of them, whose vector is exactly the visit's per-bin vectors
+**      of Contract 3 (vec_width components per bin: the count, then the
+**      gradient sums released, or the residual sum). A site's row adds to
+**      round r what finish() would add at release r: its scores are
+**      replayed from the message as finish() accumulates them (the
+**      intercept, then each earlier visit's change, snapshot j's score less
+**      snapshot j - 1's, in visit order), so the merged vector is the
+**      union's exact vector bit for bit. The coordinator draws the same
+**      noise in the same order (visit_release, release_*: finish()'s own
+**      code) and the message carries only released values (the intercept,
+**      n^, the bins and clip chosen from them, the score snapshots): the
+**      neighbouring relation, every sensitivity and every share of eps are
+**      1 to 5's, and the rounds spend eps_0 + R d eps_q <= eps.
 ** Non-private ("epsilon": null): the same steps without noise.
 */
 #include "boost.h"
+
+#include "../digest.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -150,6 +169,14 @@
 #define MAX_CELLS ((uint64_t)1 << 24) /* score cells (bins x classes): 128 MiB of doubles */
 #define AUTO_FINE 120u /* "auto" bins: divisible by 10, 12, 15, 20, 24, 30, 40, 60 */
 
+/* What every visit needs (Contracts 3 and 4), from the released clip. */
+typedef struct visit_params {
+  uint64_t aq, bq;          /* the noise of every component */
+  int64_t cw;               /* count weight, grid units per row */
+  double h, ridge, vs, vn;  /* the step's Hessian bound, ridge, noise variances */
+  double cmax;              /* regression: the clip in units of 1.0 */
+} visit_params;
+
 typedef struct boost_state {
   uint32_t n_classes;    /* K; 0: regression */
   uint32_t nk;           /* score components per bin: K, or 1 */
@@ -171,6 +198,19 @@ typedef struct boost_state {
   uint32_t width;        /* bytes per bin index: 1 or 2 */
   int oom;
   int one_gradient;      /* Contract 3b: two classes, class 1's gradient sums only */
+  /* Contract 6, rounds: the open round, its exact vector and what the last
+  ** round message released */
+  int in_rounds;
+  uint32_t round;
+  int64_t *vec;
+  size_t n_vec;
+  double n_released;     /* the intercept's n^ (regression: the noisy count, not clamped) */
+  uint32_t clip;         /* regression: the released clip, grid units */
+  double *snap;          /* n_snap released score snapshots of total_bins * nk */
+  uint32_t n_snap;
+  double *z, *p;         /* a row's scores and probabilities (nk each) */
+  uint32_t *rb;          /* a row's bins (nf) */
+  visit_params vp;       /* the open round's count weight and clip */
 } boost_state;
 
 static double clamp01(double u) { return u < 0 ? 0 : u > 1 ? 1 : u; }
@@ -230,6 +270,15 @@ static void boost_free(void *st) {
   boost_state *s = st;
   if (!s) return;
   wipe_rows(s);
+  if (s->vec) sodium_memzero(s->vec, s->n_vec * sizeof *s->vec);
+  if (s->z) sodium_memzero(s->z, s->nk * sizeof *s->z);
+  if (s->p) sodium_memzero(s->p, s->nk * sizeof *s->p);
+  if (s->rb) sodium_memzero(s->rb, (s->nf ? s->nf : 1) * sizeof *s->rb);
+  free(s->vec);
+  free(s->snap);
+  free(s->z);
+  free(s->p);
+  free(s->rb);
   if (s->scores) sodium_memzero(s->scores, (size_t)s->total_bins * s->nk * sizeof *s->scores);
   if (s->intercept) sodium_memzero(s->intercept, s->nk * sizeof *s->intercept);
   free(s->scores);
@@ -398,9 +447,15 @@ static int reserve(boost_state *s, size_t more) {
   return 1;
 }
 
+static void round_row(boost_state *s, const double *x, uint32_t cls, double target);
+
 static void boost_row(void *st, const double *x, uint32_t cls, double target) {
   boost_state *s = st;
   if (s->n_classes && cls >= s->n_classes) return;
+  if (s->in_rounds) { /* Contract 6: into the round's vector, no row kept */
+    round_row(s, x, cls, target);
+    return;
+  }
   if (!reserve(s, 1)) return;
   unsigned char *row = s->rows + s->n_rows * s->row_size;
   for (uint32_t f = 0; f < s->nf; f++) {
@@ -452,47 +507,72 @@ static int64_t release(noise_sink *ns, int is_private, int64_t v, uint64_t s, ui
   return v;
 }
 
-/* Contract 2: the intercept into s->intercept; returns n^. Regression: also
-** the spread bands, and from them the clip (Contract 3) into *clip. */
-static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
-                            int64_t *counts, uint32_t *clip) {
+/* Contract 2, classification: the K exact class counts released into the
+** intercept; returns n^, the sum of the noisy counts clamped at 0. */
+static double release_class_counts(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, const int64_t *counts) {
   double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
-  if (s->n_classes) {
-    for (size_t i = 0; i < s->n_rows; i++) counts[row_class(s, s->rows + i * s->row_size)]++;
-    double pseudo = s->is_private ? scale0 / 2 : 0.5, n_hat = 0;
-    for (uint32_t k = 0; k < s->n_classes; k++) {
-      int64_t v = release(ns, s->is_private, counts[k], a, b);
-      s->intercept[k] = clamp_score(log((v > 0 ? (double)v : 0) + pseudo));
-      n_hat += v > 0 ? (double)v : 0;
-    }
-    return n_hat;
+  double pseudo = s->is_private ? scale0 / 2 : 0.5, n_hat = 0;
+  for (uint32_t k = 0; k < s->n_classes; k++) {
+    int64_t v = release(ns, s->is_private, counts[k], a, b);
+    s->intercept[k] = clamp_score(log((v > 0 ? (double)v : 0) + pseudo));
+    n_hat += v > 0 ? (double)v : 0;
   }
-  int64_t n = 0, sum = 0;
+  return n_hat;
+}
+
+/* Contract 2, regression: the exact row count and centred sum released
+** into the intercept m; returns the noisy count (not clamped). */
+static int64_t release_count_sum(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
+                                 int64_t n, int64_t sum) {
+  double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
   const double unit = 1 << SUM_GRID_LOG2;
-  for (size_t i = 0; i < s->n_rows; i++) {
-    n++;
-    sum += (int64_t)nearbyint((row_target(s, s->rows + i * s->row_size) - 0.5) * unit); /* centred: |.| <= 1/2 */
-  }
   n = release(ns, s->is_private, n, a, b);
   sum = release(ns, s->is_private, sum, a2, b2);
   /* the mean 1/2 + centred sum / count: the count's noise only weighs |mean - 1/2| */
   /* each of the three releases has eps_0 / 3: the count's noise scale is 3 / eps_0 */
   double pseudo = 1.5 * scale0; /* half the count's noise scale, as constant.c */
   s->intercept[0] = clamp01(0.5 + (double)sum / unit / ((n > 0 ? (double)n : 0) + pseudo + (s->is_private ? 0 : n > 0 ? 0 : 1)));
-  /* The spread: how many rows lie in each band of |target - released mean|
-  ** (every edge compared for every row: the same work whatever the value). */
-  double edge[CLIP_BANDS];
-  for (uint32_t j = 0; j < CLIP_BANDS; j++) edge[j] = clip_edge(j);
-  memset(counts, 0, CLIP_BANDS * sizeof *counts);
-  for (size_t i = 0; i < s->n_rows; i++) {
-    double r = fabs(row_target(s, s->rows + i * s->row_size) - s->intercept[0]);
-    uint32_t k = 0;
-    for (uint32_t j = 1; j < CLIP_BANDS; j++) k += r <= edge[j];
-    counts[k]++;
-  }
+  return n;
+}
+
+/* Contract 2, regression: a row's centred target on the 2^-16 grid, and its
+** spread band around the released mean m. */
+static int64_t centred_target(double u) { return (int64_t)nearbyint((u - 0.5) * (double)(1 << SUM_GRID_LOG2)); }
+static uint32_t spread_band(double u, double m) {
+  double r = fabs(u - m);
+  uint32_t k = 0;
+  for (uint32_t j = 1; j < CLIP_BANDS; j++) k += r <= clip_edge(j); /* every edge for every row: the same work */
+  return k;
+}
+
+/* Contract 2, regression: the 13 exact band counts released (in place);
+** returns the clip (Contract 3) from them and the noisy count n. */
+static uint32_t release_bands(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, int64_t *counts, double n) {
+  double scale0 = s->is_private ? 1.0 / rdt_eps_to_double(eps_intercept(s)) : 0;
   for (uint32_t k = 0; k < CLIP_BANDS; k++) counts[k] = release(ns, s->is_private, counts[k], a, b);
   /* a band's noise sd: sqrt(2) times its scale 3 / eps_0 */
-  *clip = rdt_boost_clip_units((double)n, counts, s->is_private ? sqrt(2.0) * 3 * scale0 : 0);
+  return rdt_boost_clip_units(n, counts, s->is_private ? sqrt(2.0) * 3 * scale0 : 0);
+}
+
+/* Contract 2: the intercept into s->intercept from the kept rows; returns
+** n^. Regression: also the spread bands, and from them the clip (Contract 3)
+** into *clip. */
+static double fit_intercept(boost_state *s, noise_sink *ns, uint64_t a, uint64_t b, uint64_t a2, uint64_t b2,
+                            int64_t *counts, uint32_t *clip) {
+  if (s->n_classes) {
+    for (size_t i = 0; i < s->n_rows; i++) counts[row_class(s, s->rows + i * s->row_size)]++;
+    return release_class_counts(s, ns, a, b, counts);
+  }
+  int64_t n = 0, sum = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    n++;
+    sum += centred_target(row_target(s, s->rows + i * s->row_size)); /* centred: |.| <= 1/2 */
+  }
+  n = release_count_sum(s, ns, a, b, a2, b2, n, sum);
+  /* The spread: how many rows lie in each band of |target - released mean|. */
+  memset(counts, 0, CLIP_BANDS * sizeof *counts);
+  for (size_t i = 0; i < s->n_rows; i++) counts[spread_band(row_target(s, s->rows + i * s->row_size), s->intercept[0])]++;
+  *clip = release_bands(s, ns, a, b, counts, (double)n);
   return n > 0 ? (double)n : 0;
 }
 
@@ -513,18 +593,21 @@ uint64_t rdt_boost_regression_sensitivity(uint32_t clip) { return (uint64_t)clip
 /* "auto" bins (top of the file): B from the released n^, then the features'
 ** bins and offsets at B. The score array was sized at F and is still all
 ** zeros: only its prefix is used. */
-static void choose_bins(boost_state *s, double n_hat) {
-  double eps = s->is_private ? rdt_eps_to_double(s->eps) : 1;
-  double want = sqrt(n_hat * eps / ((double)s->nk * (s->nf ? s->nf : 1)));
-  uint32_t best = rdt_learn_nearest_divisor(s->fine, want < 10 ? 10 : want);
-  s->bins = best;
+static void set_bins(boost_state *s, uint32_t bins) {
+  s->bins = bins;
   uint32_t total = 0;
   for (uint32_t f = 0; f < s->nf; f++) {
-    s->nb[f] = rdt_learn_bins(&s->feat[f], best);
+    s->nb[f] = rdt_learn_bins(&s->feat[f], bins);
     s->off[f] = total;
     total += s->nb[f];
   }
   s->total_bins = total; /* <= the total at F */
+}
+
+static void choose_bins(boost_state *s, double n_hat) {
+  double eps = s->is_private ? rdt_eps_to_double(s->eps) : 1;
+  double want = sqrt(n_hat * eps / ((double)s->nk * (s->nf ? s->nf : 1)));
+  set_bins(s, rdt_learn_nearest_divisor(s->fine, want < 10 ? 10 : want));
 }
 
 /* Contract 4, regression: the smoothing kernels' neighbour weights w (the
@@ -609,22 +692,103 @@ static void regression_steps(boost_state *s, uint32_t f, const double *nz, doubl
   }
 }
 
+/* Components of a bin's visit vector (Contract 3): the count, then the
+** gradient sums released (3b: class 1's only), or the residual sum. */
+static uint32_t vec_width(const boost_state *s) {
+  return 1 + (s->n_classes && !s->one_gradient ? s->n_classes : 1);
+}
+
+/* Contract 1: the intercept's noise parameters, checked before any draw. */
+static int intercept_params(const boost_state *s, uint64_t *a0, uint64_t *b0, uint64_t *a1, uint64_t *b1) {
+  rdt_eps e0 = eps_intercept(s);
+  *a0 = *b0 = *a1 = *b1 = 0;
+  if (!s->is_private) return 1;
+  if (!s->n_classes) e0.num /= 3; /* regression: count, sum, spread bands */
+  return rdt_laplace_params(e0, 1, a0, b0) &&
+         (s->n_classes || rdt_laplace_params(e0, 1u << (SUM_GRID_LOG2 - 1), a1, b1)) &&
+         (!s->nf || eps_visit(s).num > 0);
+}
+
+/* 0 when the noise cannot be set up. sensitivity: 0 for the true one. */
+static int visit_setup(const boost_state *s, uint32_t clip, uint64_t sensitivity, visit_params *vp) {
+  const uint32_t K = s->n_classes;
+  rdt_eps eq = eps_visit(s);
+  memset(vp, 0, sizeof *vp);
+  vp->cw = K ? COUNT_WEIGHT : (int64_t)(clip / CLIP_COUNT_SHARE);
+  uint64_t S = sensitivity ? sensitivity : K ? visit_sensitivity(s) : rdt_boost_regression_sensitivity(clip);
+  vp->h = hessian_bound(s);
+  vp->ridge = vp->h;
+  vp->cmax = (double)clip / GRID;
+  if (!s->is_private || !s->nf) return 1;
+  double scale = (double)S / rdt_eps_to_double(eq); /* grid units */
+  vp->ridge = RIDGE_SCALES * vp->h * scale / COUNT_WEIGHT;
+  vp->vs = 2 * (scale / GRID) * (scale / GRID); /* a discrete Laplace of scale b has variance about 2 b^2 */
+  vp->vn = 2 * (scale / (double)vp->cw) * (scale / (double)vp->cw);
+  return rdt_laplace_params(eq, S, &vp->aq, &vp->bq);
+}
+
+/* Contract 3: one row's exact contribution to its bin's vector v, from its
+** current scores z (class y, or scaled target u); p: K doubles of scratch. */
+static void visit_add(const boost_state *s, int64_t *v, const visit_params *vp, const double *z, uint32_t y, double u,
+                      double *p) {
+  const uint32_t K = s->n_classes;
+  v[0] += vp->cw;
+  if (!K) {
+    double res = u - clamp01(z[0]);
+    res = res < -vp->cmax ? -vp->cmax : res > vp->cmax ? vp->cmax : res;
+    v[1] += (int64_t)nearbyint(GRID * res); /* |.| <= clip: an integer bound */
+    return;
+  }
+  rdt_learn_softmax(z, K, p);
+  int64_t l1 = 0;
+  for (uint32_t k = 0; k < K; k++) l1 += llabs((long long)(int64_t)nearbyint(GRID * ((k == y ? 1.0 : 0.0) - p[k])));
+  if (l1 > 2 * (int64_t)GRID + (int64_t)K) return; /* the guard of Contract 3; never taken */
+  if (s->one_gradient) v[1] += (int64_t)nearbyint(GRID * ((y == 1 ? 1.0 : 0.0) - p[1])); /* Contract 3b */
+  else
+    for (uint32_t k = 0; k < K; k++) v[1 + k] += (int64_t)nearbyint(GRID * ((k == y ? 1.0 : 0.0) - p[k]));
+}
+
+/* Contracts 3 and 4: feature f's exact vectors (vec_width per bin) released
+** bin by bin, then the step: s->scores of f move, and delta receives each
+** bin's change (nk per bin; scratch of 3 per bin for regression). */
+static void visit_release(boost_state *s, uint32_t f, const int64_t *sums, noise_sink *ns, const visit_params *vp,
+                          double *delta) {
+  const uint32_t nb = s->nb[f], nk = s->nk, w = vec_width(s);
+  if (!s->n_classes) {
+    double *nz = delta + (size_t)nb; /* (count, sum) pairs after the nb deltas */
+    for (uint32_t bin = 0; bin < nb; bin++) {
+      const int64_t *v = sums + (size_t)bin * w;
+      nz[2 * (size_t)bin] = (double)release(ns, s->is_private, v[0], vp->aq, vp->bq) / (double)vp->cw;
+      nz[2 * (size_t)bin + 1] = (double)release(ns, s->is_private, v[1], vp->aq, vp->bq) / GRID;
+    }
+    regression_steps(s, f, nz, vp->vs, vp->vn, vp->cmax, delta);
+    return;
+  }
+  for (uint32_t bin = 0; bin < nb; bin++) {
+    const int64_t *v = sums + (size_t)bin * w;
+    double count = (double)release(ns, s->is_private, v[0], vp->aq, vp->bq) / COUNT_WEIGHT;
+    double den = vp->h * (count > 0 ? count : 0) + vp->ridge;
+    double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
+    /* Contract 3b: class 1's sum alone, class 0's its negative */
+    double g1 = s->one_gradient ? (double)release(ns, s->is_private, v[1], vp->aq, vp->bq) / GRID : 0;
+    for (uint32_t k = 0; k < nk; k++) {
+      double g = s->one_gradient ? (k ? g1 : -g1) : (double)release(ns, s->is_private, v[1 + k], vp->aq, vp->bq) / GRID;
+      double next = clamp_score(sc[k] + s->lr * g / den);
+      delta[(size_t)bin * nk + k] = next - sc[k];
+      sc[k] = next;
+    }
+  }
+}
+
 int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len) {
   boost_state *s = st;
-  const uint32_t nk = s->nk, K = s->n_classes;
-  const size_t vec = (size_t)nk + 1; /* per bin: count, then gradients */
-  uint64_t a0 = 0, b0 = 0, a1 = 0, b1 = 0, aq = 0, bq = 0;
-  int ok = !s->oom;
-  rdt_eps e0 = eps_intercept(s), eq = eps_visit(s);
-  if (ok && s->is_private) {
-    if (!K) e0.num /= 3; /* regression: count, sum, spread bands */
-    ok = rdt_laplace_params(e0, 1, &a0, &b0) && (K || rdt_laplace_params(e0, 1u << (SUM_GRID_LOG2 - 1), &a1, &b1)) &&
-         (!s->nf || eq.num > 0);
-  }
+  const uint32_t nk = s->nk, K = s->n_classes, w = vec_width(s);
+  uint64_t a0 = 0, b0 = 0, a1 = 0, b1 = 0;
+  int ok = !s->oom && !s->in_rounds && intercept_params(s, &a0, &b0, &a1, &b1);
   double *F = NULL, *delta = NULL, *p = NULL;
   int64_t *sums = NULL;
   /* a visit's vectors, or the class counts, or the spread bands */
-  const size_t n_sums = (size_t)s->max_bins * vec + K + 1 + CLIP_BANDS;
+  const size_t n_sums = (size_t)s->max_bins * w + K + 1 + CLIP_BANDS;
   const size_t n_delta = ((size_t)s->max_bins + 1) * (K ? nk : 3); /* regression: deltas, then (count, sum) pairs */
   if (ok) {
     F = malloc((s->n_rows ? s->n_rows : 1) * nk * sizeof *F);
@@ -638,73 +802,20 @@ int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int6
     memset(sums, 0, n_sums * sizeof *sums);
     uint32_t clip = GRID; /* regression: the residual clip in grid units (Contract 3) */
     double n_hat = fit_intercept(s, &ns, a0, b0, a1, b1, sums, &clip);
-    /* Contract 3: the visits' sensitivity and count weight */
-    const int64_t cw = K ? COUNT_WEIGHT : (int64_t)(clip / CLIP_COUNT_SHARE);
-    uint64_t S = sensitivity ? sensitivity : K ? visit_sensitivity(s) : rdt_boost_regression_sensitivity(clip);
-    if (s->is_private && s->nf) ok = rdt_laplace_params(eq, S, &aq, &bq);
+    visit_params vp;
+    ok = visit_setup(s, clip, sensitivity, &vp);
     if (s->fine) choose_bins(s, n_hat);
     for (size_t i = 0; ok && i < s->n_rows; i++) memcpy(F + i * nk, s->intercept, nk * sizeof *F);
-    double h = hessian_bound(s);
-    double ridge = h, vs = 0, vn = 0;
-    const double cmax = (double)clip / GRID;
-    if (ok && s->is_private && s->nf) {
-      double scale = (double)S / rdt_eps_to_double(eq); /* grid units */
-      ridge = RIDGE_SCALES * h * scale / COUNT_WEIGHT;
-      vs = 2 * (scale / GRID) * (scale / GRID); /* a discrete Laplace of scale b has variance about 2 b^2 */
-      vn = 2 * (scale / (double)cw) * (scale / (double)cw);
-    }
-    const int64_t l1_bound = 2 * (int64_t)GRID + (int64_t)K;
     for (uint32_t r = 0; ok && r < s->rounds; r++) {
       for (uint32_t f = 0; f < s->nf; f++) {
-        uint32_t nb = s->nb[f];
-        memset(sums, 0, (size_t)nb * vec * sizeof *sums);
+        memset(sums, 0, (size_t)s->nb[f] * w * sizeof *sums);
         /* Contract 3: the exact per-bin vectors. */
         for (size_t i = 0; i < s->n_rows; i++) {
           const unsigned char *row = s->rows + i * s->row_size;
-          int64_t *v = sums + (size_t)to_bins(s, f, row_bin(s, row, f)) * vec;
-          double *z = F + i * nk;
-          v[0] += cw;
-          if (K) {
-            uint32_t y = row_class(s, row);
-            rdt_learn_softmax(z, K, p);
-            int64_t l1 = 0;
-            for (uint32_t k = 0; k < K; k++) {
-              double g = (k == y ? 1.0 : 0.0) - p[k];
-              l1 += llabs((long long)(int64_t)nearbyint(GRID * g));
-            }
-            if (l1 > l1_bound) continue; /* the guard of Contract 3; never taken */
-            for (uint32_t k = 0; k < K; k++) v[1 + k] += (int64_t)nearbyint(GRID * ((k == y ? 1.0 : 0.0) - p[k]));
-          } else {
-            double res = row_target(s, row) - clamp01(z[0]);
-            res = res < -cmax ? -cmax : res > cmax ? cmax : res;
-            v[1] += (int64_t)nearbyint(GRID * res); /* |.| <= clip: an integer bound */
-          }
+          visit_add(s, sums + (size_t)to_bins(s, f, row_bin(s, row, f)) * w, &vp, F + i * nk,
+                    K ? row_class(s, row) : 0, K ? 0 : row_target(s, row), p);
         }
-        /* Noise on every component of every bin, then the step (Contract 4). */
-        if (!K) {
-          double *nz = delta + (size_t)nb; /* (count, sum) pairs after the nb deltas */
-          for (uint32_t bin = 0; bin < nb; bin++) {
-            int64_t *v = sums + (size_t)bin * vec;
-            nz[2 * (size_t)bin] = (double)release(&ns, s->is_private, v[0], aq, bq) / (double)cw;
-            nz[2 * (size_t)bin + 1] = (double)release(&ns, s->is_private, v[1], aq, bq) / GRID;
-          }
-          regression_steps(s, f, nz, vs, vn, cmax, delta);
-        } else {
-          for (uint32_t bin = 0; bin < nb; bin++) {
-            int64_t *v = sums + (size_t)bin * vec;
-            double count = (double)release(&ns, s->is_private, v[0], aq, bq) / COUNT_WEIGHT;
-            double den = h * (count > 0 ? count : 0) + ridge;
-            double *sc = s->scores + ((size_t)s->off[f] + bin) * nk;
-            /* Contract 3b: class 1's sum alone, class 0's its negative */
-            double g1 = s->one_gradient ? (double)release(&ns, s->is_private, v[2], aq, bq) / GRID : 0;
-            for (uint32_t k = 0; k < nk; k++) {
-              double g = s->one_gradient ? (k ? g1 : -g1) : (double)release(&ns, s->is_private, v[1 + k], aq, bq) / GRID;
-              double next = clamp_score(sc[k] + s->lr * g / den);
-              delta[(size_t)bin * nk + k] = next - sc[k];
-              sc[k] = next;
-            }
-          }
-        }
+        visit_release(s, f, sums, &ns, &vp, delta); /* noise on every component, then the step (Contract 4) */
         for (size_t i = 0; i < s->n_rows; i++) {
           const double *d = delta + (size_t)to_bins(s, f, row_bin(s, s->rows + i * s->row_size, f)) * nk;
           for (uint32_t k = 0; k < nk; k++) F[i * nk + k] += d[k];
@@ -784,6 +895,205 @@ static void *boost_decode(rdt_reader *in, const rdt_schema *sc, const rdt_learn_
     return NULL;
   }
   return s;
+}
+
+/* ---- rounds (Contract 6) -------------------------------------------------- */
+/* Round payload (little-endian): u32 the round it opens, nk f64 intercepts,
+** f64 n^ (regression: the noisy count), u32 bins, u32 clip (grid units;
+** 2^12 before it is released and for classification), u32 n_snap, then
+** n_snap snapshots of total_bins * nk f64 scores at those bins: snapshot j
+** holds the scores after visit (j, f) for every feature f visited in
+** boosting round j so far, and round j - 1's for the others. */
+
+/* The round of the first visit: after the intercept's one (classification)
+** or two (regression) rounds. */
+static uint32_t first_visit(const boost_state *s) { return s->n_classes ? 1 : 2; }
+
+static uint32_t boost_rounds(const void *st) {
+  const boost_state *s = st;
+  return first_visit(s) + s->rounds * s->nf;
+}
+
+/* Snapshots a message opening visit v carries: one per boosting round
+** begun before it. */
+static uint32_t snaps_before(const boost_state *s, uint64_t v) { return v ? (uint32_t)((v - 1) / s->nf + 1) : 0; }
+
+static int round_fail(char *err, size_t en, const char *msg) {
+  if (en) snprintf(err, en, "boost: %s", msg);
+  return 0;
+}
+
+/* The message's payload into the state (every value checked), and the bins
+** it names. */
+static int read_payload(boost_state *s, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  rdt_reader in = {msg, n, 0, 0};
+  const size_t cells = (size_t)s->total_bins * s->nk; /* at the finest bins: an upper bound */
+  uint32_t at = rdt_read_u32(&in);
+  int bad = at != r;
+  for (uint32_t k = 0; k < s->nk; k++) {
+    double v = rdt_read_f64(&in);
+    bad |= s->n_classes ? !score_ok(v) : !(v >= 0 && v <= 1);
+    s->intercept[k] = v;
+  }
+  s->n_released = rdt_read_f64(&in);
+  uint32_t bins = rdt_read_u32(&in), clip = rdt_read_u32(&in), n_snap = rdt_read_u32(&in);
+  bad |= !isfinite(s->n_released) || (s->n_classes && s->n_released < 0);
+  bad |= s->fine ? bins < 2 || s->fine % bins != 0 : bins != s->bins;
+  bad |= s->n_classes || r < first_visit(s)
+             ? clip != GRID
+             : clip % CLIP_COUNT_SHARE != 0 || clip < CLIP_MIN || clip > GRID;
+  bad |= n_snap != (r < first_visit(s) ? 0 : snaps_before(s, r - first_visit(s)));
+  if (in.bad || bad) return round_fail(err, en, "the round message is not one of this plan's rounds");
+  set_bins(s, bins);
+  size_t now = (size_t)s->total_bins * s->nk;
+  if (now > cells || (in.n - in.pos) / 8 / (now ? now : 1) < n_snap || (in.n - in.pos) != (size_t)n_snap * now * 8)
+    return round_fail(err, en, "the round message's scores have another length than its bins give");
+  s->clip = clip;
+  if (n_snap && !(s->snap = malloc((size_t)n_snap * now * sizeof *s->snap))) return 0;
+  for (size_t i = 0; i < (size_t)n_snap * now; i++) {
+    s->snap[i] = rdt_read_f64(&in);
+    bad |= !score_ok(s->snap[i]);
+  }
+  if (bad || in.bad) return round_fail(err, en, "the round message holds a score out of range");
+  s->n_snap = n_snap;
+  if (n_snap) memcpy(s->scores, s->snap + (size_t)(n_snap - 1) * now, now * sizeof *s->scores); /* the latest */
+  return 1;
+}
+
+static int boost_round_open(void *st, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  boost_state *s = st;
+  if (en) err[0] = 0;
+  if (s->in_rounds || s->n_rows || s->oom) return round_fail(err, en, "a round opens on a fresh state only");
+  if (r >= boost_rounds(s)) return round_fail(err, en, "the round message opens a round beyond the last visit");
+  if (r == 0 && n != 0) return round_fail(err, en, "the first round has no message");
+  if (r > 0 && !read_payload(s, r, msg, n, err, en)) return 0;
+  visit_setup(s, s->clip, 0, &s->vp); /* a site's count weight and clip; the noise is the coordinator's */
+  /* the round's vector: class counts; count and sum; the bands; a visit's bins */
+  s->n_vec = r == 0 ? (s->n_classes ? s->n_classes : 2)
+             : r < first_visit(s) ? CLIP_BANDS
+                                  : (size_t)s->nb[(r - first_visit(s)) % s->nf] * vec_width(s);
+  s->vec = calloc(s->n_vec ? s->n_vec : 1, sizeof *s->vec);
+  s->z = malloc(s->nk * sizeof *s->z);
+  s->p = malloc(s->nk * sizeof *s->p);
+  s->rb = malloc((s->nf ? s->nf : 1) * sizeof *s->rb);
+  if (!s->vec || !s->z || !s->p || !s->rb) return 0;
+  s->round = r;
+  s->in_rounds = 1;
+  return 1;
+}
+
+/* Contract 6: a row's contribution to the open round, from the row and the
+** message alone. Its scores are replayed as finish() accumulates them: the
+** intercept plus every earlier visit's change, in visit order. */
+static void round_row(boost_state *s, const double *x, uint32_t cls, double target) {
+  const uint32_t K = s->n_classes, nk = s->nk, r = s->round;
+  double u = K ? 0 : clamp01((target - s->lo) / (s->hi - s->lo)); /* boost_row's */
+  if (r == 0) {
+    if (K) s->vec[cls]++;
+    else {
+      s->vec[0]++;
+      s->vec[1] += centred_target(u);
+    }
+    return;
+  }
+  if (r < first_visit(s)) {
+    s->vec[spread_band(u, s->intercept[0])]++;
+    return;
+  }
+  const uint64_t v = r - first_visit(s);
+  const size_t now = (size_t)s->total_bins * nk;
+  for (uint32_t f = 0; f < s->nf; f++) s->rb[f] = value_bin(s, f, x[f]);
+  memcpy(s->z, s->intercept, nk * sizeof *s->z);
+  for (uint64_t q = 0; q < v; q++) {
+    uint32_t j = (uint32_t)(q / s->nf), f = (uint32_t)(q % s->nf);
+    const double *cur = s->snap + (size_t)j * now + ((size_t)s->off[f] + s->rb[f]) * nk, *prev = j ? cur - now : NULL;
+    for (uint32_t k = 0; k < nk; k++) s->z[k] += cur[k] - (prev ? prev[k] : 0.0); /* finish()'s delta */
+  }
+  uint32_t f = (uint32_t)(v % s->nf);
+  visit_add(s, s->vec + (size_t)s->rb[f] * vec_width(s), &s->vp, s->z, cls, u, s->p);
+}
+
+static uint32_t boost_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  boost_state *s = st;
+  if (!s->in_rounds || max < 1) return 0;
+  out[0] = (rdt_span){s->vec, s->n_vec};
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-boost-rounds-v1");
+  const uint64_t facts[] = {s->n_classes, s->nf, s->fine ? s->fine : s->bins, s->fine, s->rounds,
+                            (uint64_t)s->is_private, s->eps.num, (uint64_t)s->one_gradient};
+  for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) rdt_digest_u64(&d, facts[i]);
+  rdt_digest_f64(&d, s->lr);
+  rdt_digest_f64(&d, s->lo);
+  rdt_digest_f64(&d, s->hi);
+  for (uint32_t f = 0; f < s->nf; f++) {
+    rdt_digest_u64(&d, s->feat[f].type);
+    rdt_digest_f64(&d, s->feat[f].min);
+    rdt_digest_f64(&d, s->feat[f].max);
+    rdt_digest_u64(&d, s->feat[f].n_values);
+  }
+  rdt_digest_final(&d, digest);
+  return 1;
+}
+
+/* The next round's payload (read_payload's layout); after visit v (or
+** before the first, v = -1) the snapshots are updated first. */
+static void write_payload(boost_state *s, uint32_t next, rdt_bytes *out) {
+  const size_t now = (size_t)s->total_bins * s->nk;
+  uint32_t n_snap = next < first_visit(s) ? 0 : snaps_before(s, next - first_visit(s));
+  rdt_bytes_u32(out, next);
+  for (uint32_t k = 0; k < s->nk; k++) rdt_bytes_f64(out, s->intercept[k]);
+  rdt_bytes_f64(out, s->n_released);
+  rdt_bytes_u32(out, s->bins);
+  rdt_bytes_u32(out, s->clip);
+  rdt_bytes_u32(out, n_snap);
+  for (uint32_t j = 0; j < n_snap; j++) /* every one but the latest as received, the latest the scores now */
+    for (size_t i = 0; i < now; i++) rdt_bytes_f64(out, j + 1 < n_snap ? s->snap[(size_t)j * now + i] : s->scores[i]);
+}
+
+int rdt_boost_round_release_traced(void *st, rdt_rng *noise, int64_t *trace, size_t trace_len, rdt_bytes *next) {
+  boost_state *s = st;
+  const uint32_t r = s->round, K = s->n_classes;
+  noise_sink ns = {noise, trace, trace_len, 0};
+  uint64_t a0, b0, a1, b1;
+  if (!s->in_rounds || !intercept_params(s, &a0, &b0, &a1, &b1)) return 0;
+  int done = 0;
+  if (r == 0 && K) { /* Contract 2: the class counts; then the bins (finish()'s order) */
+    s->clip = GRID;
+    s->n_released = release_class_counts(s, &ns, a0, b0, s->vec);
+    visit_params vp;
+    if (!visit_setup(s, s->clip, 0, &vp)) return 0;
+    if (s->fine) choose_bins(s, s->n_released);
+    done = s->nf == 0;
+  } else if (r == 0) { /* regression: the count and the sum */
+    s->clip = GRID;
+    s->n_released = (double)release_count_sum(s, &ns, a0, b0, a1, b1, s->vec[0], s->vec[1]);
+  } else if (r < first_visit(s)) { /* regression: the bands, the clip, then the bins */
+    double n = s->n_released;
+    s->clip = release_bands(s, &ns, a0, b0, s->vec, n);
+    visit_params vp;
+    if (!visit_setup(s, s->clip, 0, &vp)) return 0;
+    if (s->fine) choose_bins(s, n > 0 ? n : 0);
+    done = s->nf == 0;
+  } else { /* a visit: its noise and its step */
+    uint32_t v = r - first_visit(s);
+    visit_params vp;
+    double *delta = malloc(((size_t)s->max_bins + 1) * (K ? s->nk : 3) * sizeof *delta);
+    if (!delta || !visit_setup(s, s->clip, 0, &vp)) {
+      free(delta);
+      return 0;
+    }
+    visit_release(s, v % s->nf, s->vec, &ns, &vp, delta);
+    free(delta);
+    done = r + 1 == boost_rounds(s);
+  }
+  sodium_memzero(s->vec, s->n_vec * sizeof *s->vec); /* released: the exact vector goes */
+  if (done) return 2;
+  write_payload(s, r + 1, next);
+  return next->oom ? 0 : 1;
+}
+
+static int boost_round_release(void *st, rdt_rng *noise, rdt_bytes *next) {
+  return rdt_boost_round_release_traced(st, noise, NULL, 0, next);
 }
 
 /* ---- post-processing ----------------------------------------------------- */
@@ -886,4 +1196,8 @@ const rdt_learner rdt_learner_boost = {
     .span = boost_span,
     .describe = boost_describe,
     .free = boost_free,
+    .counters = boost_counters,
+    .rounds = boost_rounds,
+    .round_open = boost_round_open,
+    .round_release = boost_round_release,
 };

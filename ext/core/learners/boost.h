@@ -17,6 +17,10 @@ extern const rdt_learner rdt_learner_boost;
 ** classes: class 1's sum only, Contract 3b).
 ** finish() is this with 0, NULL, 0. */
 int rdt_boost_finish_traced(void *st, rdt_rng *noise, uint64_t sensitivity, int64_t *trace, size_t trace_len);
+/* For the audit only: round_release() (boost.c, Contract 6) copying the
+** round's released noisy integers into trace[0 .. trace_len), in the order
+** rdt_boost_finish_traced records them. round_release() is this with NULL, 0. */
+int rdt_boost_round_release_traced(void *st, rdt_rng *noise, int64_t *trace, size_t trace_len, rdt_bytes *next);
 /* The true per-bin L1 sensitivity in grid units: classification with K > 2
 ** classes 2*2^12 + K + 2^9 (boost.c, Contract 3), two classes 2^12 + 2^9
 ** (Contract 3b); regression (0) its largest,
