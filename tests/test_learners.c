@@ -1418,13 +1418,56 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
     if (sum) l->free(sum);
     if (all) l->free(all);
   }
-  /* The learners that keep their rows have none in one pass; boost offers
-  ** its rounds' (learner.h contract 10). */
-  check(!rdt_learner_find("private_tree")->counters && !rdt_learner_find("auto")->counters,
-        "private_tree and auto keep rows: no counters() (shard mode refuses them)");
+  /* The learners that keep their rows have none in one pass; boost and
+  ** private_tree offer their rounds' (learner.h contract 10). */
+  check(!rdt_learner_find("auto")->counters, "auto keeps rows: no counters() (shard mode refuses it)");
   const rdt_learner *nb = rdt_learner_find("naive_bayes"), *bo = rdt_learner_find("boost");
   rdt_learn_common c = common(1, 1.0);
   char err[256];
+  {
+    const rdt_learner *pt = rdt_learner_find("private_tree");
+    uint64_t block = 1;
+    for (uint32_t f = 0; f < s->n_features; f++) block += rdt_learn_bins(&s->features[f], 32);
+    block *= s->n_classes;
+    void *pst = start(pt, NULL, s, &c, err, sizeof err), *fixed = start(pt, "{\"depth\": 3}", s, &c, err, sizeof err);
+    rdt_span psp[RDT_MAX_SPANS];
+    unsigned char pd[32], pd2[32];
+    check(pst && fixed && pt->counters(pst, psp, RDT_MAX_SPANS, pd) == 0 && pt->rounds(pst) == 8 && pt->rounds(fixed) == 3 &&
+              pt->round_open(pst, 0, NULL, 0, err, sizeof err) && pt->counters(pst, psp, RDT_MAX_SPANS, pd) == 1 &&
+              psp[0].n == block,
+          "private_tree: no counters in one pass; in rounds, one per level (8 for \"auto\"), round 0's the root's "
+          "class totals and histogram");
+    /* hostile payloads: another round, a depth above the options', a split that is no candidate, a short one */
+    const unsigned char bad[][16] = {{2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                     {1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                     {1, 0, 0, 0, 3, 0, 0, 0, 99, 0, 0, 0, 0, 0, 0, 0},
+                                     {1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}};
+    int refused = 1;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+      void *t = start(pt, "{\"depth\": 3}", s, &c, err, sizeof err);
+      err[0] = 0;
+      refused &= t && !pt->round_open(t, 1, bad[i], 16, err, sizeof err) && strstr(err, "private_tree:") != NULL;
+      if (t) pt->free(t);
+    }
+    void *t = start(pt, "{\"depth\": 3}", s, &c, err, sizeof err);
+    refused &= t && !pt->round_open(t, 1, bad[0], 12, err, sizeof err);
+    if (t) pt->free(t);
+    check(refused, "private_tree: a round payload of another round, depth or split, or of the wrong length, is refused");
+    /* a sum no site could have sent (a negative count) is refused before any draw; the digest is the same every round */
+    rdt_rng rng;
+    rdt_rng_init_for(&rng, c.seeded ? c.seed_key : NULL, "noise", 0);
+    uint64_t at = rdt_rng_tell(&rng);
+    rdt_bytes next = {0};
+    int ok = fixed && pt->round_open(fixed, 0, NULL, 0, err, sizeof err) && pt->counters(fixed, psp, RDT_MAX_SPANS, pd2) == 1;
+    if (ok) psp[0].p[0] = -1;
+    check(ok && pt->round_release(fixed, &rng, &next) == 0 && rdt_rng_tell(&rng) == at && memcmp(pd, pd2, 32) != 0,
+          "private_tree: a round sum with a negative count releases nothing and draws nothing; the digest names the "
+          "options (\"auto\" and depth 3 differ)");
+    rdt_bytes_free(&next);
+    rdt_rng_clear(&rng);
+    if (pst) pt->free(pst);
+    if (fixed) pt->free(fixed);
+  }
   void *bst = start(bo, NULL, s, &c, err, sizeof err);
   rdt_span bsp[RDT_MAX_SPANS];
   unsigned char bd[32];

@@ -244,6 +244,11 @@ static const char *const ROUND_OPTIONS[] = {
     " \"target\": {\"min\": 0, \"max\": 1}, \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
     "{\"algorithm\": \"boost\", \"epsilon\": null, \"classes\": [0, 1, 2], \"features\": ["
     "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+    "{\"algorithm\": \"private_tree\", \"epsilon\": 1, \"classes\": [0, 1], \"features\": ["
+    "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]}",
+    "{\"algorithm\": \"private_tree\", \"epsilon\": null, \"depth\": 3, \"bins\": 4, \"classes\": [0, 1, 2],"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
 };
 
 static void open_round(const char *opts, uint32_t round, const unsigned char *payload, size_t n) {

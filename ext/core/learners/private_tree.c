@@ -21,7 +21,8 @@
 **      the tree is complete and oblivious: every internal node has a split,
 **      whatever the rows, and all the nodes of one level share the same one
 **      (one selection per level, 3).
-**   2. State before finish(): a compact binned copy of the rows, one record
+**   2. State before finish() (in rounds, contract 8's vector instead): a
+**      compact binned copy of the rows, one record
 **      per row: the bin of every feature (one byte each when every feature
 **      has at most 256 bins, else two) and the class (two bytes). Memory:
 **      n * (d * w + 2) bytes (w = 1 or 2) for n rows, grown by doubling,
@@ -103,7 +104,46 @@
 **      gives the same bytes (the version read is kept).
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed. merge() appends the rows of an
-**      unreleased state of the same shape; row() ignores a released state.
+**      unreleased state of the same shape (never one in rounds: partial.h
+**      adds those); row() ignores a released state.
+**   8. Rounds (learner.h contract 10; shard mode, sql_shard.c contract 9):
+**      the releases of 3 and 3b in finish()'s order, one round per level.
+**      Round r (0 <= r < D) is level r: for each of its 2^r nodes, in heap
+**      order, a block of (B + 1) C counters (B: every bin of every feature):
+**      the node's C class totals, then its histogram of bin x class, as
+**      finish() counts them. A row adds 1 to d + 1 counters of one block,
+**      its node found by the message's splits of levels 0 .. r - 1: the row
+**      and the message decide it alone, and no row is kept. The coordinator,
+**      given the sum: in round 0 of "auto" first the noisy count of 3b (the
+**      root's class totals summed) and the depth; then the level's one
+**      selection, the same utilities summed over the level's nodes and the
+**      same permute-and-flip at eps_level (pt_utilities, pt_select: finish()'s
+**      own code, from the stream where the previous round left it); after
+**      level D - 1 the leaves, no extra round: each node's two sides under
+**      the chosen split are its histogram's left bins of that feature and
+**      its totals less them, exactly finish()'s leaf counts, then their noise
+**      leaf by leaf (pt_noise_leaves). Without a candidate there is one
+**      round, the root's totals being the one leaf. rounds() is "depth" (1
+**      without a candidate) or, for "auto", 8, the most it may choose (the
+**      options' and the schema's, never the rows'); an "auto" tree's model
+**      comes after its D rounds. The message (u32 the round it opens, u32 D,
+**      then the splits of the levels so far as (u32 feature, u32 threshold or
+**      code)) holds released values only: D and every split are in the model.
+**      Privacy. Neighbouring relation: add or remove one row of the union of
+**      the sites' rows. The merged vector is the union's exact per-node
+**      histograms (integer sums), so every release is 3's and 3b's on the
+**      union: the count (sensitivity 1, eps_count), level r's selection
+**      (sensitivity 2M = 512, monotone, eps_level; its nodes fixed by the
+**      splits released before it: adaptive composition over the rounds) and
+**      the leaves (L1 sensitivity 1, eps_leaf). Total: eps_count + D *
+**      eps_level + eps_leaf = eps, finish()'s, each round released once (the
+**      ledger, sql_ledger.c contract 10). The histograms are exact and
+**      unnoised: only the curator's coordinator sees them (shard mode; the
+**      utilities are not linear, so masked noisy shares cannot carry them,
+**      and federated mode refuses this learner). A sum with a counter outside
+**      [0, 2^32) is no sum of this plan's partials: round_release() refuses
+**      it before any draw. A round's vector holds at most 2^27 counters (the
+**      deepest level's is checked when round 0 opens: a parameter error).
 */
 #include "private_tree.h"
 
@@ -113,12 +153,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../digest.h"
 #include "../select.h"
 
 #define PT_VERSION 2u /* 2: one split per level (contract 3); 1: one per node, still read */
 #define PT_M 256u     /* the utility's scale: sensitivity 2 * PT_M (contract 3) */
 
 #define PT_COUNT_SHARE 20 /* "depth": "auto": eps / 20 for the noisy row count */
+#define PT_MAX_ROUND_COUNTERS ((uint64_t)1 << 27) /* shard mode: the largest round's vector (1 GiB) */
 
 typedef struct pt_state {
   uint32_t version;      /* of the payload: PT_VERSION, or the one decoded */
@@ -138,6 +180,13 @@ typedef struct pt_state {
   uint32_t *split_f, *split_t; /* released: 2^D - 1 internal nodes */
   int64_t *leaf;               /* released: 2^D * C counts */
   double *proba;               /* released: leaf probabilities */
+  /* Contract 8, rounds: the open round, its exact vector, and the splits of
+  ** the levels before it (from the round message) */
+  int in_rounds;
+  uint32_t round;
+  int64_t *vec;
+  size_t n_vec;
+  uint32_t msg_f[RDT_PT_MAX_DEPTH], msg_t[RDT_PT_MAX_DEPTH];
 } pt_state;
 
 static size_t pt_internal(const pt_state *st) { return ((size_t)1 << st->depth_eff) - 1; }
@@ -154,6 +203,8 @@ static void pt_free(void *p) {
   pt_state *st = p;
   if (!st) return;
   pt_free_rows(st);
+  if (st->vec) sodium_memzero(st->vec, st->n_vec * sizeof *st->vec);
+  free(st->vec);
   size_t nl = pt_leaves(st) * st->n_classes;
   if (st->leaf) sodium_memzero(st->leaf, nl * sizeof *st->leaf);
   if (st->proba) sodium_memzero(st->proba, nl * sizeof *st->proba);
@@ -333,10 +384,17 @@ static int pt_reserve(pt_state *st, size_t more) {
   return 1;
 }
 
+static void pt_round_row(pt_state *st, const double *x, uint32_t cls);
+
 static void pt_row(void *p, const double *x, uint32_t cls, double target) {
   (void)target;
   pt_state *st = p;
-  if (st->released || cls >= st->n_classes || !pt_reserve(st, 1)) return;
+  if (st->released || cls >= st->n_classes) return;
+  if (st->in_rounds) { /* Contract 8: into the round's vector, no row kept */
+    pt_round_row(st, x, cls);
+    return;
+  }
+  if (!pt_reserve(st, 1)) return;
   unsigned char *r = st->rows + st->n_rows * st->rec;
   for (uint32_t f = 0; f < st->n_features; f++) {
     uint32_t b = rdt_learn_bin(&st->features[f], st->bins, x[f]);
@@ -367,7 +425,7 @@ static int pt_same_shape(const pt_state *a, const pt_state *b) {
 static int pt_merge(void *into, const void *from) {
   pt_state *a = into;
   const pt_state *b = from;
-  if (a->released || b->released || !pt_same_shape(a, b)) return 0;
+  if (a->released || b->released || a->in_rounds || b->in_rounds || !pt_same_shape(a, b)) return 0;
   if (b->failed) {
     a->failed = 1;
     return 0;
@@ -448,9 +506,39 @@ static void pt_utilities(const pt_state *st, const int64_t *h, const int64_t *to
   }
 }
 
+/* Contract 3: the level's split from its utilities (nc of them; pf: nc of
+** scratch): permute-and-flip at eps_level, or the first best when not
+** private; as (feature, threshold or code). 0 when the parameters do not fit
+** (nothing drawn). */
+static int pt_select(const pt_state *st, rdt_rng *noise, const int64_t *util, size_t *pf, uint32_t *f, uint32_t *t) {
+  size_t nc = st->total_cand;
+  long c = 0;
+  if (st->is_private) {
+    c = rdt_permute_and_flip(noise, util, nc, st->eps_level, 2 * PT_M, 1, pf);
+  } else {
+    for (size_t i = 1; i < nc; i++)
+      if (util[i] > util[c]) c = (long)i;
+  }
+  if (c < 0) return 0;
+  uint32_t g = 0;
+  size_t cc = (size_t)c;
+  while (cc >= st->n_cand[g]) cc -= st->n_cand[g++];
+  *f = g;
+  *t = (uint32_t)cc;
+  return 1;
+}
+
+/* Contract 3: the noise of every leaf count, leaf by leaf, class by class
+** (st->leaf holds the exact counts). */
+static void pt_noise_leaves(pt_state *st, rdt_rng *noise, uint64_t ls, uint64_t lt) {
+  if (!st->is_private) return;
+  size_t n = pt_leaves(st) * st->n_classes;
+  for (size_t i = 0; i < n; i++) st->leaf[i] = rdt_learn_add_sat(st->leaf[i], rdt_discrete_laplace(noise, ls, lt));
+}
+
 /* Contract 3b: the noisy count and the depth; 0 when the noise cannot be set
 ** up (nothing drawn). */
-static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_eps) {
+static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_eps, double n_exact) {
   uint64_t cs = 0, ct = 0, a, b;
   if (st->is_private) {
     if (!rdt_laplace_params(count_eps ? *count_eps : st->eps_count, 1, &cs, &ct)) return 0;
@@ -461,7 +549,7 @@ static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_ep
     }
     if (!rdt_laplace_params(st->eps_rest, 1, &a, &b)) return 0;
   }
-  double n_hat = (double)st->n_rows;
+  double n_hat = n_exact;
   if (st->is_private) n_hat += (double)rdt_discrete_laplace(noise, cs, ct);
   double eps = st->is_private ? rdt_eps_to_double(st->eps_count) + rdt_eps_to_double(st->eps_rest) : 1;
   st->depth_eff = st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, eps, st->n_classes) : 0;
@@ -471,9 +559,9 @@ static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_ep
 
 static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
   pt_state *st = p;
-  if (st->released || st->failed) return 0;
+  if (st->released || st->failed || st->in_rounds) return 0;
   if (!st->depth) {
-    if (!pt_choose_depth(st, noise, count_eps)) return 0;
+    if (!pt_choose_depth(st, noise, count_eps, (double)st->n_rows)) return 0;
     st->failed = 1; /* the count is drawn: never a second draw; cleared on success below */
   }
   uint32_t C = st->n_classes;
@@ -516,20 +604,11 @@ static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
         }
         pt_utilities(st, hist, tot, left, right, util);
       }
-      long c = 0;
-      if (st->is_private) {
-        c = rdt_permute_and_flip(noise, util, nc, st->eps_level, 2 * PT_M, 1, pf);
-      } else {
-        for (size_t i = 1; i < nc; i++)
-          if (util[i] > util[c]) c = (long)i;
-      }
-      if (c < 0) { /* unreachable: the parameters were checked above */
+      uint32_t f = 0, cc = 0;
+      if (!pt_select(st, noise, util, pf, &f, &cc)) { /* unreachable: the parameters were checked above */
         ok = 0;
         break;
       }
-      uint32_t f = 0;
-      size_t cc = (size_t)c;
-      while (cc >= st->n_cand[f]) cc -= st->n_cand[f++];
       for (size_t j = 0; j < nn; j++) {
         size_t a = seg[j], b = seg[j + 1];
         st->split_f[nn - 1 + j] = f;
@@ -555,9 +634,8 @@ static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
     for (size_t j = 0; j < nl; j++) {
       int64_t *cnt = st->leaf + j * C;
       for (size_t i = seg[j]; i < seg[j + 1]; i++) cnt[pt_get_class(st, st->rows + (size_t)order[i] * st->rec)]++;
-      if (st->is_private)
-        for (uint32_t k = 0; k < C; k++) cnt[k] = rdt_learn_add_sat(cnt[k], rdt_discrete_laplace(noise, ls, lt));
     }
+    pt_noise_leaves(st, noise, ls, lt);
   }
   /* wipe every exact intermediate */
   if (order) sodium_memzero(order, (n + 1) * sizeof *order);
@@ -601,6 +679,206 @@ static int pt_finish(void *p, rdt_rng *noise) { return pt_finish_impl(p, noise, 
 
 int rdt_private_tree_finish_count_eps(void *st, rdt_rng *noise, rdt_eps count_eps) {
   return pt_finish_impl(st, noise, &count_eps);
+}
+
+/* ---- rounds (Contract 8) -------------------------------------------------- */
+/* Round payload (little-endian): u32 the round r it opens (>= 1), u32 the
+** used depth D (1 .. 8), then the r splits of levels 0 .. r - 1 as (u32
+** feature, u32 threshold or code). Nothing else: D is post-processing of the
+** noisy count ("auto") or the options', the splits are released with the
+** model. */
+
+/* Most rounds: one per level, the last one's release also the leaves'; one
+** when there is no candidate (the root is the only leaf). */
+static uint32_t pt_rounds(const void *p) {
+  const pt_state *st = p;
+  if (!st->total_cand) return 1;
+  return st->depth ? st->depth_eff : RDT_PT_MAX_DEPTH;
+}
+
+/* Counters of one node's block: its C class totals, then its histogram. */
+static size_t pt_block(const pt_state *st) { return (st->hoff[st->n_features] + 1) * (size_t)st->n_classes; }
+
+static int pt_round_fail(char *err, size_t en, const char *msg) {
+  if (en) snprintf(err, en, "private_tree: %s", msg);
+  return 0;
+}
+
+static int pt_round_open(void *p, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  pt_state *st = p;
+  if (en) err[0] = 0;
+  if (st->in_rounds || st->n_rows || st->released || st->failed)
+    return pt_round_fail(err, en, "a round opens on a fresh state only");
+  uint32_t R = pt_rounds(st);
+  if (r >= R) return pt_round_fail(err, en, "the round message opens a round beyond the tree's last level");
+  if (r == 0 && n != 0) return pt_round_fail(err, en, "the first round has no message");
+  /* the deepest level's round is the largest: a parameter error at round 0 */
+  if ((uint64_t)pt_block(st) << (R - 1) > PT_MAX_ROUND_COUNTERS) {
+    if (en) snprintf(err, en, "private_tree: in shard mode the deepest level's round sends %llu counters (each of its "
+                              "%u nodes a histogram of every bin and class), more than %llu; use fewer \"bins\", a "
+                              "smaller \"depth\", fewer classes or values",
+                     (unsigned long long)((uint64_t)pt_block(st) << (R - 1)), 1u << (R - 1),
+                     (unsigned long long)PT_MAX_ROUND_COUNTERS);
+    return 0;
+  }
+  if (r > 0) {
+    rdt_reader in = {msg, n, 0, 0};
+    uint32_t at = rdt_read_u32(&in), D = rdt_read_u32(&in);
+    int bad = in.bad || at != r || n != 8 + 8 * (size_t)r || r >= D ||
+              (st->depth ? D != st->depth_eff : D < 1 || D > RDT_PT_MAX_DEPTH);
+    for (uint32_t l = 0; !bad && l < r; l++) {
+      uint32_t f = rdt_read_u32(&in), t = rdt_read_u32(&in);
+      bad = in.bad || f >= st->n_features || t >= st->n_cand[f];
+      if (!bad) {
+        st->msg_f[l] = f;
+        st->msg_t[l] = t;
+      }
+    }
+    if (bad) return pt_round_fail(err, en, "the round message is not one of this plan's rounds");
+    if (!st->depth) { /* "auto": the depth the count chose, and the shares it implies (Contract 3b) */
+      st->depth_eff = D;
+      if (st->is_private) pt_split(st->eps_rest, D, &st->eps_level, &st->eps_leaf);
+    }
+  }
+  st->n_vec = pt_block(st) << r;
+  st->vec = calloc(st->n_vec ? st->n_vec : 1, sizeof *st->vec);
+  if (!st->vec) return 0;
+  st->round = r;
+  st->in_rounds = 1;
+  return 1;
+}
+
+/* Contract 8: a row's contribution, from the row and the message alone: its
+** node at the open level (the message's splits), then 1 in its class total
+** and in every feature's bin of that node's block. */
+static void pt_round_row(pt_state *st, const double *x, uint32_t cls) {
+  const uint32_t C = st->n_classes;
+  size_t j = 0;
+  for (uint32_t l = 0; l < st->round; l++) {
+    uint32_t f = st->msg_f[l];
+    j = 2 * j + (pt_left(st, f, st->msg_t[l], rdt_learn_bin(&st->features[f], st->bins, x[f])) ? 0 : 1);
+  }
+  int64_t *b = st->vec + j * pt_block(st);
+  b[cls]++;
+  for (uint32_t f = 0; f < st->n_features; f++)
+    b[C + (st->hoff[f] + rdt_learn_bin(&st->features[f], st->bins, x[f])) * C + cls]++;
+}
+
+static uint32_t pt_counters(void *p, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  pt_state *st = p;
+  if (!st->in_rounds || max < 1) return 0;
+  out[0] = (rdt_span){st->vec, st->n_vec};
+  rdt_digest d;
+  rdt_digest_init(&d, "rdt-private-tree-rounds-v1");
+  const uint64_t facts[] = {st->n_classes, st->n_features, st->bins, st->depth, (uint64_t)st->is_private,
+                            st->depth ? st->eps_level.num : 0, st->depth ? st->eps_leaf.num : 0, st->eps_count.num,
+                            st->eps_rest.num};
+  for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) rdt_digest_u64(&d, facts[i]);
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    rdt_digest_u64(&d, st->features[f].type);
+    rdt_digest_f64(&d, st->features[f].min);
+    rdt_digest_f64(&d, st->features[f].max);
+    rdt_digest_u64(&d, st->features[f].n_values);
+  }
+  rdt_digest_final(&d, digest);
+  return 1;
+}
+
+/* Contract 8, at the coordinator: the summed vector of the open level is
+** released as finish() releases that level: for round 0 of "auto" first the
+** noisy count and the depth, then the level's selection over the utilities
+** summed over its nodes, and after the last level the leaves' exact counts
+** (each node's split sides, from its histogram) and their noise. */
+static int pt_round_release(void *p, rdt_rng *noise, rdt_bytes *next) {
+  pt_state *st = p;
+  if (!st->in_rounds || st->released || st->failed) return 0;
+  const uint32_t C = st->n_classes, r = st->round;
+  const size_t blk = pt_block(st), nn = (size_t)1 << r, nc = st->total_cand;
+  /* Exact counts of fewer than 2^32 rows (finish()'s bound); anything else
+  ** is no sum of this plan's partials: refused before any draw. */
+  for (size_t i = 0; i < st->n_vec; i++)
+    if (st->vec[i] < 0 || st->vec[i] > (int64_t)UINT32_MAX) return 0;
+  uint64_t ls = 0, lt = 0, ss, stt;
+  int64_t *util = malloc((nc + 1) * sizeof *util), *left = malloc(C * sizeof *left), *right = malloc(C * sizeof *right);
+  size_t *pf = malloc((nc + 1) * sizeof *pf);
+  int ok = util && left && right && pf, step = 0;
+  if (ok && !st->depth && r == 0) { /* Contract 3b: the count first; its parameters and every D's checked */
+    double n = 0;
+    for (uint32_t k = 0; k < C; k++) n += (double)st->vec[k];
+    ok = pt_choose_depth(st, noise, NULL, n);
+  }
+  /* what this release draws: checked before its first draw (for "auto", for every depth, before the count's) */
+  int last = ok && r + 1 >= (st->depth_eff ? st->depth_eff : 1);
+  if (ok && st->is_private) {
+    ok = (!last || rdt_laplace_params(st->eps_leaf, 1, &ls, &lt)) &&
+         (!st->depth_eff || rdt_laplace_params(st->eps_level, 2 * PT_M, &ss, &stt));
+  }
+  size_t ni = pt_internal(st), nl = pt_leaves(st);
+  if (ok && last) {
+    st->split_f = calloc(ni + 1, sizeof *st->split_f);
+    st->split_t = calloc(ni + 1, sizeof *st->split_t);
+    st->leaf = calloc(nl * C, sizeof *st->leaf);
+    st->proba = calloc(nl * C, sizeof *st->proba);
+    ok = st->split_f && st->split_t && st->leaf && st->proba;
+  }
+  uint32_t f = 0, t = 0;
+  if (ok && st->depth_eff) { /* the level's one split (Contract 3) */
+    memset(util, 0, nc * sizeof *util);
+    for (size_t j = 0; j < nn; j++) pt_utilities(st, st->vec + j * blk + C, st->vec + j * blk, left, right, util);
+    ok = pt_select(st, noise, util, pf, &f, &t);
+  }
+  if (ok && last) {
+    if (!st->depth_eff) { /* no candidate: the root is the leaf */
+      memcpy(st->leaf, st->vec, C * sizeof *st->leaf);
+    } else {
+      for (uint32_t l = 0; l < st->depth_eff; l++)
+        for (size_t j = 0; j < ((size_t)1 << l); j++) {
+          st->split_f[((size_t)1 << l) - 1 + j] = l < r ? st->msg_f[l] : f;
+          st->split_t[((size_t)1 << l) - 1 + j] = l < r ? st->msg_t[l] : t;
+        }
+      for (size_t j = 0; j < nn; j++) { /* node j's two sides: leaves 2j and 2j + 1 */
+        const int64_t *tot = st->vec + j * blk, *hf = tot + C + st->hoff[f] * C;
+        int64_t *lc = st->leaf + 2 * j * C, *rc = lc + C;
+        for (uint32_t b = 0; b < st->n_bins[f]; b++)
+          if (pt_left(st, f, t, b))
+            for (uint32_t k = 0; k < C; k++) lc[k] += hf[(size_t)b * C + k];
+        for (uint32_t k = 0; k < C; k++) rc[k] = tot[k] - lc[k];
+      }
+    }
+    pt_noise_leaves(st, noise, ls, lt);
+    st->released = 1;
+    st->in_rounds = 0;
+    pt_prepare(st);
+    step = 2;
+  } else if (ok) { /* the next level's message */
+    rdt_bytes_u32(next, r + 1);
+    rdt_bytes_u32(next, st->depth_eff);
+    for (uint32_t l = 0; l <= r; l++) {
+      rdt_bytes_u32(next, l < r ? st->msg_f[l] : f);
+      rdt_bytes_u32(next, l < r ? st->msg_t[l] : t);
+    }
+    step = next->oom ? 0 : 1;
+  }
+  if (util) sodium_memzero(util, (nc + 1) * sizeof *util);
+  if (left) sodium_memzero(left, C * sizeof *left);
+  if (right) sodium_memzero(right, C * sizeof *right);
+  free(util);
+  free(left);
+  free(right);
+  free(pf);
+  sodium_memzero(st->vec, st->n_vec * sizeof *st->vec); /* released: the exact vector goes */
+  if (!step && !st->released) { /* nothing (more) released */
+    if (st->leaf) sodium_memzero(st->leaf, nl * C * sizeof *st->leaf);
+    free(st->split_f);
+    free(st->split_t);
+    free(st->leaf);
+    free(st->proba);
+    st->split_f = st->split_t = NULL;
+    st->leaf = NULL;
+    st->proba = NULL;
+    st->failed = 1;
+  }
+  return step;
 }
 
 static void pt_encode(const void *p, rdt_bytes *out) {
@@ -778,4 +1056,8 @@ const rdt_learner rdt_learner_private_tree = {
     .describe = pt_describe,
     .free = pt_free,
     .plan = pt_plan,
+    .counters = pt_counters,
+    .rounds = pt_rounds,
+    .round_open = pt_round_open,
+    .round_release = pt_round_release,
 };
