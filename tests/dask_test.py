@@ -117,6 +117,15 @@ def main():
               bm == u.execute("SELECT rdt_fit(?, ?)", (boost, QUERY)).fetchone()[0] and bstats.get("rounds") == 5
               and len(bstats.get("round_message_bytes", [])) == 4, bstats)
 
+        # The private tree's rounds (a level each; automatic depth: the model may come before the
+        # plan's last round) through the same client loop.
+        tree = '{"algorithm": "private_tree", "epsilon": 1, "seed": 4, ' + FEATURES + "}"
+        tstats = {}
+        tm = sd.fit(client, shards, tree, QUERY, extension=ext, stats=tstats)
+        check("seeded private_tree in rounds over 3 shards is rdt_fit over the union byte for byte",
+              tm == u.execute("SELECT rdt_fit(?, ?)", (tree, QUERY)).fetchone()[0] and tstats.get("rounds", 0) >= 1,
+              tstats)
+
         # The ledger lives with the coordinator: charged once by the plan, the release recorded.
         coord = sqlite3.connect(os.path.join(tmp, "curator.db"))
         sqlite_rdt.load(coord, ext)
