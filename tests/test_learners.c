@@ -1420,11 +1420,19 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
   }
   /* The learners that keep their rows have none in one pass; boost offers
   ** its rounds' (learner.h contract 10). */
-  check(!rdt_learner_find("private_tree")->counters && !rdt_learner_find("auto")->counters,
-        "private_tree and auto keep rows: no counters() (shard mode refuses them)");
   const rdt_learner *nb = rdt_learner_find("naive_bayes"), *bo = rdt_learner_find("boost");
+  const rdt_learner *au = rdt_learner_find("auto");
   rdt_learn_common c = common(1, 1.0);
   char err[256];
+  void *ast = start(au, NULL, s, &c, err, sizeof err);
+  rdt_span asp[RDT_MAX_SPANS];
+  unsigned char ad[32];
+  check(!rdt_learner_find("private_tree")->counters && ast && au->counters(ast, asp, RDT_MAX_SPANS, ad) == 0,
+        "private_tree and auto keep rows: no counters() in one pass");
+  err[0] = 0;
+  check(ast && au->rounds(ast) >= 3 && !au->round_open(ast, 0, NULL, 0, err, sizeof err) && strstr(err, "private_tree"),
+        "auto for classification: rounds refused before any row while the private tree has none, naming it");
+  if (ast) au->free(ast);
   void *bst = start(bo, NULL, s, &c, err, sizeof err);
   rdt_span bsp[RDT_MAX_SPANS];
   unsigned char bd[32];
@@ -1436,8 +1444,9 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
   void *st = start(nb, "{\"readout\": \"auto\"}", s, &c, err, sizeof err);
   rdt_span sp[RDT_MAX_SPANS];
   unsigned char d[32];
-  check(st && nb->counters(st, sp, RDT_MAX_SPANS, d) == 0,
-        "naive_bayes \"readout\": \"auto\" keeps its rows' bins: no counters");
+  check(st && nb->counters(st, sp, RDT_MAX_SPANS, d) == 0 && nb->rounds(st) == 2 &&
+            nb->round_open(st, 0, NULL, 0, err, sizeof err) && nb->counters(st, sp, RDT_MAX_SPANS, d) == 1,
+        "naive_bayes \"readout\": \"auto\" keeps its rows' bins: no counters in one pass; 2 rounds, round 0's the tables");
   if (st) nb->free(st);
   /* Merge checks the digest: other bounds, or another eps, are refused. */
   rdt_schema wide;

@@ -12,4 +12,10 @@ extern const rdt_learner rdt_learner_auto;
 ** Returns 0 when the noise cannot be set up. */
 int rdt_auto_guard(double gain, int regression, double sensitivity, rdt_eps eps, rdt_rng *noise, double *noisy);
 
+/* Tests only (auto.c step 7): on, auto_start drops every candidate that can
+** run neither in rounds nor in one round of counters, as if unregistered,
+** so that auto's rounds can be tested before every candidate has them. No
+** caller of the extension ever sets it. */
+void rdt_auto_test_drop_unrounded(int on);
+
 #endif
