@@ -59,7 +59,8 @@
 **      released) by finish_noised(): the noise is in the shares already,
 **      none is added. Privacy: share.h (ε-DP per share, whatever the
 **      coalition; the noise's variance n times one release's).
-**   9. Rounds (learner.h contract 10: boost, private_tree; round.h): for a
+**   9. Rounds (learner.h contract 10: boost, naive Bayes's "readout":
+**      "auto", auto; round.h): for a
 **      learner whose release reads its rows more than once, the plan's
 **      "rounds" is the most rounds its release takes, and its state is
 **      round 0's vector. rdt_partial(plan, query, message) opens the round
@@ -96,8 +97,9 @@
 #define SHARD_LEARNERS                                                                                              \
   "shard mode trains \"constant\", \"naive_bayes\", \"random_trees\", \"matrix_forest\", the forests of "         \
   "\"algorithm\": \"rdt\" (\"noise\": \"leaf\", or \"matrix\" without \"partition\") and \"rdt#\" (its public " \
-  "tables at every site) in one round, and \"boost\" and \"private_tree\" in rounds; train the others with "          \
-  "rdt_fit over the shards ATTACHed and combined with UNION ALL"
+  "tables at every site) in one round, and \"boost\", \"naive_bayes\" with \"readout\": \"auto\" and "  \
+  "\"auto\" (when every candidate it may pick has rounds) in rounds; train the others with rdt_fit over the "     \
+  "shards ATTACHed and combined with UNION ALL"
 #define FEDERATED_LEARNERS                                                                                           \
   "federated mode trains the learners whose release is one discrete Laplace per counter: \"constant\", "            \
   "\"naive_bayes\" with a fixed \"bins\" (\"readout\": \"bayes\", \"moments\" or \"both\") and the RDT forest "     \
@@ -256,6 +258,9 @@ void rdt_plan_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
              facts.algorithm, strcmp(facts.algorithm, "boost") == 0
                  ? "its rounds release noisy linear statistics that masked shares could carry, but this build "
                    "federates one-round learners only"
+             : strcmp(facts.algorithm, "auto") == 0
+                 ? "it runs its pick's rounds (boosting's, which this build does not federate; naive Bayes's "
+                   "readout choice, a permute-and-flip on the exact sum of the sites' counts) and its guard's"
                  : "it selects (permute-and-flip) on the exact sum of the sites' counts, which no site may see",
              FEDERATED_LEARNERS);
     goto done;

@@ -1418,10 +1418,11 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
     if (sum) l->free(sum);
     if (all) l->free(all);
   }
-  /* The learners that keep their rows have none in one pass; boost and
-  ** private_tree offer their rounds' (learner.h contract 10). */
-  check(!rdt_learner_find("auto")->counters, "auto keeps rows: no counters() (shard mode refuses it)");
+  /* The learners that keep their rows have none in one pass; boost,
+  ** private_tree, naive Bayes' readout choice and auto offer their rounds'
+  ** (learner.h contract 10). */
   const rdt_learner *nb = rdt_learner_find("naive_bayes"), *bo = rdt_learner_find("boost");
+  const rdt_learner *au = rdt_learner_find("auto");
   rdt_learn_common c = common(1, 1.0);
   char err[256];
   {
@@ -1468,6 +1469,15 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
     if (pst) pt->free(pst);
     if (fixed) pt->free(fixed);
   }
+  void *ast = start(au, NULL, s, &c, err, sizeof err);
+  rdt_span asp[RDT_MAX_SPANS];
+  unsigned char ad[32];
+  check(ast && au->counters(ast, asp, RDT_MAX_SPANS, ad) == 0, "auto keeps rows: no counters() in one pass");
+  err[0] = 0;
+  check(ast && au->rounds(ast) >= 3 && au->round_open(ast, 0, NULL, 0, err, sizeof err) &&
+            au->counters(ast, asp, RDT_MAX_SPANS, ad) >= 1,
+        "auto for classification opens its first round: every candidate it may pick runs in rounds");
+  if (ast) au->free(ast);
   void *bst = start(bo, NULL, s, &c, err, sizeof err);
   rdt_span bsp[RDT_MAX_SPANS];
   unsigned char bd[32];
@@ -1479,8 +1489,9 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
   void *st = start(nb, "{\"readout\": \"auto\"}", s, &c, err, sizeof err);
   rdt_span sp[RDT_MAX_SPANS];
   unsigned char d[32];
-  check(st && nb->counters(st, sp, RDT_MAX_SPANS, d) == 0,
-        "naive_bayes \"readout\": \"auto\" keeps its rows' bins: no counters");
+  check(st && nb->counters(st, sp, RDT_MAX_SPANS, d) == 0 && nb->rounds(st) == 2 &&
+            nb->round_open(st, 0, NULL, 0, err, sizeof err) && nb->counters(st, sp, RDT_MAX_SPANS, d) == 1,
+        "naive_bayes \"readout\": \"auto\" keeps its rows' bins: no counters in one pass; 2 rounds, round 0's the tables");
   if (st) nb->free(st);
   /* Merge checks the digest: other bounds, or another eps, are refused. */
   rdt_schema wide;

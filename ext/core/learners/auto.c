@@ -70,12 +70,64 @@
 **   5. Memory: the candidates' states (boosting and the private tree keep a
 **      binned copy of the training rows, naive Bayes their bins for its
 **      readout choice) and the validation slice.
+**   7. Rounds (learner.h contract 10; shard mode). Every step's release
+**      in finish()'s order, one per round, from the same stream: round 0
+**      the constant model on the training rows (step 2); its message
+**      carries the constant's released payload and n^, from which every
+**      party applies step 3's rule (public); then the pick's own rounds
+**      (its contract-10 hooks; a candidate of one round of counters, the
+**      constant or the matrix forest, in one round: its counters summed,
+**      its finish()), each message carrying the constant's payload, n^,
+**      the pick and the pick's own message; then the guard round, whose
+**      message carries the pick's released payload: each site sums, over
+**      its validation rows, the pick's correct predictions minus the
+**      constant's (classification), or each row's gain in units of
+**      2^-AUTO_GUARD_FIX of the range rounded and clamped to
+**      +-floor(D 2^AUTO_GUARD_FIX) (regression: |.| <= D, D from the two
+**      released models as in step 4), and the coordinator releases the sum
+**      with step 4's noise and margin. The regression pick "constant" has
+**      no guard round (as step 4). Everything a message holds is released
+**      (the constant, n^, the pick's messages and model) or public.
+**      The coins: a site reads its query anew each round and keeps
+**      nothing, so a row's side cannot come from a stream in arrival
+**      order. In rounds a row is a validation row when a keyed hash
+**      (SipHash-2-4, crypto_shorthash) of its cleaned values and class
+**      (or target), keyed by a key derived from the plan's structure key
+**      (seeded: from the seed) is 0 modulo AUTO_VALIDATION_SHARE: the
+**      same in every round and at every site, and a fixed function of the
+**      row alone, chosen before any row. Privacy of the rounds.
+**      Neighbouring relation: add or remove one row of the union of the
+**      sites' inputs. The partition by a fixed function of the row is
+**      parallel composition: the added row lands on one side, and every
+**      other row's side is unchanged (its coin reads that row alone), so
+**      the training side's releases see one row more or the validation
+**      side's does, never both. Training side: round 0, the constant's
+**      class counts (count and sum), its own sensitivity, eps_k; the
+**      pick's rounds, each its own contract's sensitivity and share,
+**      eps_m in all (naive_bayes.c 6d, boost.c 6, constant.c, the matrix
+**      forest's one release), each round's query a function of released
+**      values: adaptive sequential composition, eps_k + eps_m = eps. The
+**      validation side: the guard's sum, sensitivity 1 (classification:
+**      one row moves the difference of two counting queries by at most 1)
+**      or D (regression: one row's rounded, clamped gain), discrete or
+**      lattice Laplace with eps: eps-DP given the released models. In all
+**      eps-DP. Identical rows share a coin (all on one side): the guarantee
+**      is unchanged; only a data set of few distinct rows may see its
+**      validation slice lumpier than 1 in 20. A seeded shard run is
+**      reproducible and equals the same rounds over the union at one site
+**      byte for byte, not rdt_fit's (whose coins follow arrival order).
+**      Every candidate the rule may pick must run in rounds or in one
+**      round of counters: round_open(0) refuses, before any row, when one
+**      cannot (data-independent: the candidates are the options' and the
+**      schema's), naming it.
 **   6. Payload: chosen id, picked id (bit 31: D follows), n^, s, gain,
 **      the constant's share, D (f64 in [0, 1]; 1 for classification),
 **      the chosen learner's payload. Models written before D have no flag
 **      and no D, and read as D = 1.
 */
 #include "auto.h"
+
+#include "../digest.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -99,6 +151,8 @@
 #define AUTO_MATRIX_COVER 2 /* matrix forest: d <= 2 x the features a path tests */
 #define AUTO_MATRIX_BYTES (32.0 * 1024 * 1024) /* ... and its counters fit in 32 MiB */
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
+#define AUTO_GUARD_FIX 24  /* step 7: a regression row's gain in units of 2^-24 of the range */
+#define AUTO_ROUND_TAG 0x41555431u /* step 7: "AUT1", a round payload's first word */
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES, CAND_CONSTANT };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
@@ -125,7 +179,30 @@ typedef struct auto_state {
   double sensitivity;            /* step 4: the gain's sensitivity (1, or regression's bound) */
   int stores_sensitivity;        /* step 6's flag: written since the bound (1 in models trained now) */
   uint32_t picked;               /* id of the candidate the rule picked */
+  /* step 7, rounds */
+  const rdt_schema *schema;      /* the caller's, alive as long as the state (decoding releases) */
+  rdt_learn_common ck;           /* the constant's facts: eps_k */
+  int in_rounds, phase, pick, pick_rounds; /* phase 0: the constant; 1: the pick's rounds; 2: the guard */
+  uint32_t round, sub;           /* the round open, and the pick's own */
+  int coin_keyed;
+  unsigned char coin_key[crypto_shorthash_KEYBYTES];
+  unsigned char *coin_buf;       /* a row's encoding */
+  double *x0;                    /* d zeros: the constant's prediction */
+  int64_t guard;                 /* phase 2's vector */
+  unsigned char digest[32];      /* what the round vectors mean: the same in every round */
 } auto_state;
+
+/* Step 7: the rounds a started candidate takes: its contract-10 rounds, 1
+** for one round of counters, 0 when it can do neither. */
+static uint32_t candidate_rounds(const rdt_learner *l, void *st) {
+  if (l->rounds && l->round_open && l->round_release && l->counters) {
+    uint32_t r = l->rounds(st);
+    if (r) return r;
+  }
+  rdt_span sp[RDT_MAX_SPANS];
+  unsigned char dg[32];
+  return l->counters && l->counters(st, sp, RDT_MAX_SPANS, dg) > 0 ? 1 : 0;
+}
 
 static void auto_free(void *st);
 
@@ -225,12 +302,56 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
       a->cst[i] = st;
     }
   }
+  /* Step 7: the coins' key (the plan's structure key, or the seed's), a
+  ** row's buffer, and the digest of what the rounds' vectors mean. */
+  a->schema = s;
+  a->ck = ck;
   sodium_memzero(&ck, sizeof ck);
+  if (c->keyed || c->seeded) {
+    unsigned char k[RDT_RNG_KEYBYTES];
+    rdt_rng_derive_key(k, c->keyed ? c->structure_key : c->seed_key, RDT_RNG_KEYBYTES, "auto-validation-row");
+    memcpy(a->coin_key, k, sizeof a->coin_key);
+    sodium_memzero(k, sizeof k);
+    a->coin_keyed = 1;
+  }
+  a->coin_buf = malloc(8 * ((size_t)a->d + 1));
+  a->x0 = calloc((size_t)a->d + 1, sizeof *a->x0);
+  if (!a->coin_buf || !a->x0) {
+    auto_free(a);
+    return NULL;
+  }
+  rdt_digest dg;
+  rdt_digest_init(&dg, "rdt-auto-rounds-v1");
+  const uint64_t facts[] = {a->d, a->K, a->n_classes, (uint64_t)c->is_private, c->eps.num, (uint64_t)c->regression};
+  for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) rdt_digest_u64(&dg, facts[i]);
+  rdt_digest_f64(&dg, c->target_min);
+  rdt_digest_f64(&dg, c->target_max);
+  for (uint32_t f = 0; f < a->d; f++) {
+    rdt_digest_u64(&dg, s->features[f].type);
+    rdt_digest_f64(&dg, s->features[f].min);
+    rdt_digest_f64(&dg, s->features[f].max);
+    rdt_digest_u64(&dg, s->features[f].n_values);
+  }
+  rdt_span sp[RDT_MAX_SPANS];
+  unsigned char part[32];
+  for (int i = -1; i < AUTO_MAX_CANDIDATES; i++) { /* the constant's and each one-round candidate's meaning */
+    const rdt_learner *l = i < 0 ? a->konst : a->cand[i];
+    void *st = i < 0 ? a->kst : a->cst[i];
+    rdt_digest_u64(&dg, st ? (uint64_t)(i + 2) : 0);
+    if (st && l->counters && l->counters(st, sp, RDT_MAX_SPANS, part) > 0) rdt_digest_bytes(&dg, part, sizeof part);
+  }
+  rdt_digest_final(&dg, a->digest);
   return a;
 }
 
+static void round_row(auto_state *a, const double *x, uint32_t cls, double target);
+
 static void auto_row(void *st, const double *x, uint32_t cls, double target) {
   auto_state *a = st;
+  if (a->in_rounds) { /* step 7: the row's coin from the row, into the round's vector */
+    round_row(a, x, cls, target);
+    return;
+  }
   if (rdt_rng_below(&a->coin, AUTO_VALIDATION_SHARE) == 0) {
     if (a->oom) return;
     if (a->nv == a->capv) {
@@ -552,9 +673,267 @@ static void auto_free(void *st) {
   if (a->chosen_state) a->chosen->free(a->chosen_state);
   wipe_validation(a);
   rdt_rng_clear(&a->coin);
+  if (a->coin_buf) sodium_memzero(a->coin_buf, 8 * ((size_t)a->d + 1));
+  free(a->coin_buf);
+  free(a->x0);
   free(a->scratch);
   sodium_memzero(a, sizeof *a);
   free(a);
+}
+
+/* ---- rounds (step 7) ------------------------------------------------------ */
+/* Round payload (little-endian): u32 AUTO_ROUND_TAG, u32 the round it opens,
+** u32 phase (1: the pick's rounds, 2: the guard), u32 the pick (candidate
+** index), u32 the pick's own round it opens (phase 1), f64 n^, u64 length
+** and the constant's released payload, u64 length and the pick's message
+** payload (phase 1; empty for its round 0) or its released payload (phase 2). */
+
+static uint32_t auto_rounds(const void *st) {
+  const auto_state *a = st;
+  uint32_t most = 1;
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
+    uint32_t r = a->cst[i] ? candidate_rounds(a->cand[i], a->cst[i]) : 0;
+    if (r > most) most = r;
+  }
+  return 1 + most + 1; /* the constant, the pick's, the guard */
+}
+
+static int round_fail(char *err, size_t en, const char *msg) {
+  if (en) snprintf(err, en, "auto: %s", msg);
+  return 0;
+}
+
+/* Step 7's coin: a validation row when the keyed hash of its encoding is 0
+** modulo AUTO_VALIDATION_SHARE. */
+static int validation_coin(auto_state *a, const double *x, uint32_t cls, double target) {
+  unsigned char *b = a->coin_buf, h[crypto_shorthash_BYTES];
+  for (uint32_t f = 0; f <= a->d; f++) {
+    double v = f < a->d ? x[f] + 0.0 : a->n_classes ? (double)cls : target + 0.0; /* + 0.0: -0 as 0 */
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    for (int i = 0; i < 8; i++) b[8 * (size_t)f + i] = (unsigned char)(u >> (8 * i));
+  }
+  crypto_shorthash(h, b, 8 * ((size_t)a->d + 1), a->coin_key);
+  uint64_t u = 0;
+  for (int i = 0; i < 8; i++) u |= (uint64_t)h[i] << (8 * i);
+  return u % AUTO_VALIDATION_SHARE == 0;
+}
+
+/* Step 7's regression gain of one row in grid units, clamped to the bound. */
+static int64_t fixed_gain(const auto_state *a, double g) {
+  const double unit = (double)((int64_t)1 << AUTO_GUARD_FIX);
+  double lim = floor(a->sensitivity * unit), v = nearbyint(g * unit);
+  return (int64_t)(v > lim ? lim : v < -lim ? -lim : v);
+}
+
+static void round_row(auto_state *a, const double *x, uint32_t cls, double target) {
+  if (a->n_classes && cls >= a->n_classes) return;
+  int validation = validation_coin(a, x, cls, target);
+  if (a->phase == 0) {
+    if (!validation) a->konst->row(a->kst, x, cls, target);
+    return;
+  }
+  if (a->phase == 1) {
+    if (!validation) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
+    return;
+  }
+  if (!validation) return;
+  double *p = a->scratch, *q = a->scratch + a->K + 1;
+  const rdt_learner *l = a->cand[a->pick];
+  l->predict(a->cst[a->pick], x, p);
+  a->konst->predict(a->kst, x, q);
+  if (a->n_classes) {
+    a->guard += (int64_t)(argmax(p, a->K) == cls) - (int64_t)(argmax(q, a->K) == cls);
+    return;
+  }
+  double range = a->c.target_max - a->c.target_min;
+  a->guard += fixed_gain(a, fabs((q[0] - target) / range) - fabs((p[0] - target) / range));
+}
+
+/* A released payload of n bytes decoded by l with facts c, which must use
+** every byte; NULL otherwise. */
+static void *decode_exact(const rdt_learner *l, const unsigned char *p, size_t n, const rdt_schema *s,
+                          const rdt_learn_common *c) {
+  rdt_reader in = {p, n, 0, 0};
+  void *st = l->decode(&in, s, c);
+  if (st && (in.bad || in.pos != n)) {
+    l->free(st);
+    return NULL;
+  }
+  return in.bad ? NULL : st;
+}
+
+/* Step 3 from n^ (post-processing); frees every candidate but the pick. */
+static int apply_rule(auto_state *a) {
+  double eps_m = a->c.is_private ? rdt_eps_to_double(a->cm.eps) : INFINITY;
+  a->snr = a->n_hat > 0 ? a->n_hat * eps_m / ((a->d + 1) * a->K * a->mean_bins) : 0;
+  int pick = a->n_classes == 0 ? pick_regressor(a, eps_m) : pick_classifier(a);
+  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
+    if (i == pick || !a->cst[i]) continue;
+    a->cand[i]->free(a->cst[i]);
+    a->cst[i] = NULL;
+  }
+  return pick;
+}
+
+static int read_round(auto_state *a, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  rdt_reader in = {msg, n, 0, 0};
+  uint32_t tag = rdt_read_u32(&in), at = rdt_read_u32(&in), phase = rdt_read_u32(&in), pick = rdt_read_u32(&in),
+           sub = rdt_read_u32(&in);
+  a->n_hat = rdt_read_f64(&in);
+  uint64_t kn = rdt_read_u64(&in);
+  if (in.bad || tag != AUTO_ROUND_TAG || at != r || (phase != 1 && phase != 2) || pick >= AUTO_MAX_CANDIDATES ||
+      !isfinite(a->n_hat) || kn > in.n - in.pos)
+    return round_fail(err, en, "the round message is not one of this plan's rounds");
+  const unsigned char *kp = in.p + in.pos;
+  in.pos += (size_t)kn;
+  uint64_t pn = rdt_read_u64(&in);
+  if (in.bad || pn != in.n - in.pos) return round_fail(err, en, "the round message's parts have other lengths");
+  const unsigned char *pp = in.p + in.pos;
+  void *k = decode_exact(a->konst, kp, (size_t)kn, a->schema, &a->ck);
+  if (!k) return round_fail(err, en, "the round message's constant model does not decode");
+  a->konst->free(a->kst);
+  a->kst = k;
+  int want = apply_rule(a); /* every party applies the rule to the released n^ */
+  if (want < 0 || (uint32_t)want != pick || !a->cst[pick])
+    return round_fail(err, en, "the round message names another pick than the rule's on its n^");
+  a->pick = want;
+  a->phase = (int)phase;
+  a->sub = sub;
+  a->picked = a->cand[pick]->id;
+  const rdt_learner *l = a->cand[pick];
+  if (phase == 1) {
+    uint32_t most = candidate_rounds(l, a->cst[pick]);
+    a->pick_rounds = l->rounds && l->round_open && l->round_release && l->rounds(a->cst[pick]) > 0;
+    if (sub >= most || r != 1 + sub || (sub == 0 && pn != 0))
+      return round_fail(err, en, "the round message opens a round its pick does not have");
+    if (a->pick_rounds && !l->round_open(a->cst[pick], sub, sub ? pp : NULL, (size_t)pn, err, en)) return 0;
+    return 1;
+  }
+  if (sub != 0 || r < 2 || (!a->n_classes && pick == CAND_CONSTANT))
+    return round_fail(err, en, "the round message opens a guard this pick does not have");
+  void *m = decode_exact(l, pp, (size_t)pn, a->schema, &a->cm);
+  if (!m) return round_fail(err, en, "the round message's picked model does not decode");
+  l->free(a->cst[pick]);
+  a->cst[pick] = m;
+  if (!a->n_classes) {
+    double *q = a->scratch + a->K + 1;
+    a->konst->predict(a->kst, a->x0, q); /* any input: the constant ignores it */
+    a->sensitivity = regression_sensitivity(a, l, m, q[0]);
+  }
+  return 1;
+}
+
+static int auto_round_open(void *st, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  auto_state *a = st;
+  if (en) err[0] = 0;
+  if (a->in_rounds || a->nv || a->chosen) return round_fail(err, en, "a round opens on a fresh state only");
+  if (r == 0) { /* every candidate the rule may pick must run in rounds: before any row */
+    for (int i = 0; i < AUTO_MAX_CANDIDATES; i++)
+      if (a->cst[i] && candidate_rounds(a->cand[i], a->cst[i]) == 0) {
+        if (en)
+          snprintf(err, en, "auto: \"%s\", a candidate auto may pick for this task, has no rounds in this build (its "
+                   "release reads its rows more than once, and it cannot do so in shard mode yet); shard mode trains "
+                   "\"auto\" only when every candidate it may pick runs in rounds or in one round of counters: name "
+                   "an \"algorithm\", or train with rdt_fit over the shards ATTACHed and combined with UNION ALL",
+                   a->cand[i]->name);
+        return 0;
+      }
+    if (!a->coin_keyed)
+      return round_fail(err, en, "rounds need the plan's structure key (or a seed) for the validation coins");
+    if (n != 0) return round_fail(err, en, "the first round has no message");
+    a->phase = 0;
+  } else if (!a->coin_keyed) {
+    return round_fail(err, en, "rounds need the plan's structure key (or a seed) for the validation coins");
+  } else if (!read_round(a, r, msg, n, err, en)) {
+    return 0;
+  }
+  a->round = r;
+  a->in_rounds = 1;
+  return 1;
+}
+
+static uint32_t auto_counters(void *st, rdt_span *out, uint32_t max, unsigned char digest[32]) {
+  auto_state *a = st;
+  unsigned char ignored[32];
+  uint32_t k = 0;
+  if (!a->in_rounds || max < 1) return 0;
+  if (a->phase == 0) k = a->konst->counters(a->kst, out, max, ignored);
+  else if (a->phase == 1) k = a->cand[a->pick]->counters(a->cst[a->pick], out, max, ignored);
+  else {
+    out[0] = (rdt_span){&a->guard, 1};
+    k = 1;
+  }
+  if (k) memcpy(digest, a->digest, 32);
+  return k;
+}
+
+/* The next round's payload; `pick_part` the pick's message or model. */
+static void write_round(auto_state *a, uint32_t phase, uint32_t sub, const rdt_bytes *pick_part, rdt_bytes *next) {
+  rdt_bytes kb = {0};
+  a->konst->encode(a->kst, &kb);
+  rdt_bytes_u32(next, AUTO_ROUND_TAG);
+  rdt_bytes_u32(next, a->round + 1);
+  rdt_bytes_u32(next, phase);
+  rdt_bytes_u32(next, (uint32_t)a->pick);
+  rdt_bytes_u32(next, sub);
+  rdt_bytes_f64(next, a->n_hat);
+  rdt_bytes_u64(next, kb.n);
+  rdt_bytes_put(next, kb.p, kb.n);
+  rdt_bytes_u64(next, pick_part ? pick_part->n : 0);
+  if (pick_part) rdt_bytes_put(next, pick_part->p, pick_part->n);
+  if (kb.oom || (pick_part && pick_part->oom)) next->oom = 1;
+  rdt_bytes_free(&kb);
+}
+
+/* The pick is released: the guard's round next, or (the regression rule's
+** constant) the model. */
+static int after_pick(auto_state *a, rdt_bytes *next) {
+  if (a->pick == CAND_CONSTANT) { /* step 4: no guard */
+    a->gain = 0;
+    release(a, a->pick, 1);
+    return 2;
+  }
+  rdt_bytes mb = {0};
+  a->cand[a->pick]->encode(a->cst[a->pick], &mb);
+  write_round(a, 2, 0, &mb, next);
+  rdt_bytes_free(&mb);
+  return next->oom ? 0 : 1;
+}
+
+static int auto_round_release(void *st, rdt_rng *noise, rdt_bytes *next) {
+  auto_state *a = st;
+  if (!a->in_rounds || a->chosen) return 0;
+  if (a->phase == 0) { /* step 2, then step 3's rule on n^ */
+    if (!a->konst->finish(a->kst, noise)) return 0;
+    rdt_bytes b = {0};
+    a->konst->encode(a->kst, &b);
+    rdt_reader r = {b.p, b.n, 0, 0};
+    a->n_hat = 0;
+    for (uint32_t k = 0; k < (a->n_classes ? a->n_classes : 1); k++) a->n_hat += (double)(int64_t)rdt_read_u64(&r);
+    int ok = !b.oom && !r.bad;
+    rdt_bytes_free(&b);
+    if (!ok || (a->pick = apply_rule(a)) < 0) return 0;
+    write_round(a, 1, 0, NULL, next);
+    return next->oom ? 0 : 1;
+  }
+  if (a->phase == 1) { /* the pick's own release at this point */
+    const rdt_learner *l = a->cand[a->pick];
+    if (!a->pick_rounds) return l->finish(a->cst[a->pick], noise) ? after_pick(a, next) : 0;
+    rdt_bytes sub = {0};
+    int step = l->round_release(a->cst[a->pick], noise, &sub);
+    if (step == 1) write_round(a, 1, a->sub + 1, &sub, next);
+    rdt_bytes_free(&sub);
+    if (step == 1) return next->oom ? 0 : 1;
+    return step == 2 ? after_pick(a, next) : 0;
+  }
+  /* step 4: the guard */
+  double gain = a->n_classes ? (double)a->guard : (double)a->guard / (double)((int64_t)1 << AUTO_GUARD_FIX);
+  a->guard = 0;
+  if (a->c.is_private && !rdt_auto_guard(gain, !a->n_classes, a->sensitivity, a->c.eps, noise, &gain)) return 0;
+  a->gain = gain;
+  release(a, a->pick, gain >= -guard_margin(a));
+  return 2;
 }
 
 static const char *const auto_options[] = {NULL};
@@ -573,4 +952,8 @@ const rdt_learner rdt_learner_auto = {
     .predict = auto_predict,
     .describe = auto_describe,
     .free = auto_free,
+    .counters = auto_counters,
+    .rounds = auto_rounds,
+    .round_open = auto_round_open,
+    .round_release = auto_round_release,
 };

@@ -119,6 +119,25 @@
 **      counters() (learner.h contract 3) offers the C class counts and the
 **      tables, at the fine resolution with "auto" bins, as one span; a
 **      state that keeps its rows (6c) offers none.
+**   6d. Rounds (learner.h contract 10; shard mode), "readout": "auto"
+**      only (rounds() 2; every other readout is one round of counters()).
+**      Round 0's vector is the state of 2 without kept rows (the class
+**      counts and the tables, at F with "auto" bins); its release is
+**      finish()'s up to the choice (the noise of 3 / 3c, the bins of 3b,
+**      the fit of 6b, from the same stream in the same order). Where 6c's
+**      gate lets the choice run, the message is public: the released
+**      bins, counters and moment scores (round 1 payload: u32 1, u32
+**      bins, the counters as u64, the scores as f64; decoded and checked
+**      as 6 does); else round 0 released the model ("bayes"). Round 1's
+**      vector is the two readouts' correct predictions over a site's rows
+**      (every row of the query: those rdt_fit keeps), each a counting query
+**      of the row and the message alone (sensitivity 1 each, monotone);
+**      the coordinator draws permute-and-flip with eps_readout from the
+**      stream where round 0 left it, as finish() does. So the rounds
+**      release exactly what finish() releases over the union (seeded: byte
+**      for byte), with the neighbouring relation, sensitivities and shares
+**      of 3 to 6c: eps - eps_readout in round 0, eps_readout in round 1,
+**      eps in all (sequential composition).
 **   7b. Federated (learner.h contract 9): with fixed bins (no noisy row
 **      count chooses them) and a readout that keeps no rows, finish()'s
 **      noise is one discrete Laplace per table cell (scale d/eps_tables;
@@ -172,6 +191,13 @@ typedef struct nb_state {
   uint16_t *kept;        /* unreleased: every row's d bins then its class */
   uint64_t n_kept, cap_kept;
   int kept_oom;          /* a row could not be kept: finish() fails closed */
+  /* contract 6d: the open round (in_rounds), round 1's two correct counts
+  ** and a row's bins, and the digest of round 0's shape */
+  int in_rounds;
+  uint32_t round;
+  int64_t correct[2];
+  uint16_t *row_bins;
+  unsigned char round_digest[32];
 } nb_state;
 
 static void nb_wipe_kept(nb_state *st) {
@@ -188,6 +214,8 @@ static void nb_free(void *p) {
   if (st->logp) sodium_memzero(st->logp, st->n_counts * sizeof *st->logp);
   if (st->w) sodium_memzero(st->w, st->n_counts * sizeof *st->w);
   nb_wipe_kept(st);
+  if (st->row_bins) sodium_memzero(st->row_bins, ((size_t)st->n_features + 1) * sizeof *st->row_bins);
+  free(st->row_bins);
   free(st->counts);
   free(st->logp);
   free(st->w);
@@ -347,13 +375,19 @@ static void *nb_start(const rdt_json *opts, const rdt_schema *s, const rdt_learn
   return st;
 }
 
+static void nb_round_row(nb_state *st, const double *x, uint32_t cls);
+
 static void nb_row(void *p, const double *x, uint32_t cls, double target) {
   (void)target;
   nb_state *st = p;
   /* The caller's contract gives a valid class; a bad one must not write out of bounds. */
   if (st->released || cls >= st->n_classes) return;
+  if (st->in_rounds && st->round == 1) { /* contract 6d: the two readouts scored, no row kept */
+    nb_round_row(st, x, cls);
+    return;
+  }
   uint16_t *keep = NULL;
-  if (st->chosen && !st->kept_oom) { /* contract 6c: the row's bins, for the choice */
+  if (st->chosen && !st->in_rounds && !st->kept_oom) { /* contract 6c: the row's bins, for the choice */
     if (st->n_kept == st->cap_kept) {
       uint64_t cap = st->cap_kept ? st->cap_kept * 2 : 256;
       uint16_t *k = cap <= SIZE_MAX / sizeof *k / (st->n_features + 1)
@@ -407,6 +441,11 @@ static int nb_same_shape(const nb_state *a, const nb_state *b) {
 ** been released. */
 static uint32_t nb_state_counters(void *p, rdt_span *out, uint32_t max, unsigned char digest[32]) {
   nb_state *st = p;
+  if (st->in_rounds && !st->released && max >= 1) { /* contract 6d: the open round's vector */
+    out[0] = st->round == 0 ? (rdt_span){st->counts, st->n_counts} : (rdt_span){st->correct, 2};
+    memcpy(digest, st->round_digest, 32);
+    return 1;
+  }
   if (st->released || st->chosen || max < 1) return 0;
   out[0] = (rdt_span){st->counts, st->n_counts};
   nb_digest(st, digest);
@@ -568,7 +607,8 @@ static int nb_choose_readout(nb_state *st, rdt_rng *noise) {
 /* The release (contracts 3 to 6c). noised: the counters already carry the
 ** noise of nb_noise (the sum of federated shares): nothing is drawn, the
 ** rest is the same post-processing (`noise` then serves the fit's sample). */
-static int nb_release(nb_state *st, rdt_rng *noise, int noised) {
+static int nb_release_counts(nb_state *st, rdt_rng *noise, int noised, int *choose) {
+  *choose = 0;
   if (st->released || (noised && (st->fine || st->chosen))) return 0; /* nb_noise offers no such state */
   uint64_t cs = 0, ct = 0, ts = 0, tt = 0;
   if (st->is_private) {
@@ -641,11 +681,104 @@ static int nb_release(nb_state *st, rdt_rng *noise, int noised) {
     }
     if (st->readout_opt == NB_READOUT_MOMENTS) st->readout = NB_READOUT_MOMENTS;
   }
-  if (st->chosen) return nb_choose_readout(st, noise);
+  *choose = st->chosen;
   return 1;
 }
 
+static int nb_release(nb_state *st, rdt_rng *noise, int noised) {
+  int choose = 0;
+  if (!nb_release_counts(st, noise, noised, &choose)) return 0;
+  return choose ? nb_choose_readout(st, noise) : 1;
+}
+
 static int nb_finish(void *p, rdt_rng *noise) { return nb_release(p, noise, 0); }
+
+/* ---- rounds (contract 6d) ------------------------------------------------ */
+
+static uint32_t nb_rounds(const void *p) {
+  const nb_state *st = p;
+  return st->chosen ? 2 : 0;
+}
+
+static int nb_round_fail(char *err, size_t en, const char *msg) {
+  if (en) snprintf(err, en, "naive_bayes: %s", msg);
+  return 0;
+}
+
+/* Round 1's payload: the released bins, counters and moment scores (every
+** value checked as decode() checks a model's), into the fresh state. */
+static int nb_read_round(nb_state *st, const unsigned char *msg, size_t n, char *err, size_t en) {
+  rdt_reader in = {msg, n, 0, 0};
+  uint32_t at = rdt_read_u32(&in), bins = rdt_read_u32(&in);
+  if (in.bad || at != 1 || bins < 2 || bins > RDT_NB_MAX_BINS || (st->fine ? st->fine % bins != 0 : bins != st->bins))
+    return nb_round_fail(err, en, "the round message is not one of this plan's rounds");
+  if (st->fine) nb_coarsen(st, bins); /* the shape the release had: the counters are all 0 here */
+  if ((in.n - in.pos) != st->n_counts * 16)
+    return nb_round_fail(err, en, "the round message's counters have another length than its bins give");
+  st->logp = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->logp);
+  st->w = malloc((st->n_counts ? st->n_counts : 1) * sizeof *st->w);
+  if (!st->logp || !st->w) return 0;
+  for (size_t i = 0; i < st->n_counts; i++) st->counts[i] = (int64_t)rdt_read_u64(&in);
+  int bad = 0;
+  for (size_t i = 0; i < st->n_counts; i++) {
+    st->w[i] = rdt_read_f64(&in);
+    bad |= !(isfinite(st->w[i]) && fabs(st->w[i]) <= NB_MAX_SCORE);
+  }
+  if (bad || in.bad) return nb_round_fail(err, en, "the round message holds a score out of range");
+  nb_prepare(st);
+  if (!nb_choice_resolves(st)) return nb_round_fail(err, en, "the round message opens a choice its counts do not run");
+  return 1;
+}
+
+static int nb_round_open(void *p, uint32_t r, const unsigned char *msg, size_t n, char *err, size_t en) {
+  nb_state *st = p;
+  if (en) err[0] = 0;
+  if (!st->chosen || st->in_rounds || st->released || st->n_kept) return nb_round_fail(err, en, "a round opens on a fresh state only");
+  if (r > 1) return nb_round_fail(err, en, "the round message opens a round beyond the readout's choice");
+  if (r == 0 && n != 0) return nb_round_fail(err, en, "the first round has no message");
+  nb_digest(st, st->round_digest); /* round 0's shape: the same digest in every round */
+  if (r == 1) {
+    if (!nb_read_round(st, msg, n, err, en)) return 0;
+    if (!(st->row_bins = calloc((size_t)st->n_features + 1, sizeof *st->row_bins))) return 0;
+  }
+  st->round = r;
+  st->in_rounds = 1;
+  return 1;
+}
+
+/* Round 1: a row's bins at the resolution rows are kept at (nb_row's), and
+** each readout's prediction against its class. */
+static void nb_round_row(nb_state *st, const double *x, uint32_t cls) {
+  for (uint32_t f = 0; f < st->n_features; f++) {
+    const rdt_feature *ft = &st->features[f];
+    st->row_bins[f] = (uint16_t)(st->fine && ft->type == RDT_FEATURE_NUMERIC ? rdt_learn_bin(ft, st->fine, x[f])
+                                                                             : rdt_learn_bin(ft, st->bins, x[f]));
+  }
+  st->correct[0] += nb_kept_class(st, st->logp, st->row_bins) == cls;
+  st->correct[1] += nb_kept_class(st, st->w, st->row_bins) == cls;
+}
+
+static int nb_round_release(void *p, rdt_rng *noise, rdt_bytes *next) {
+  nb_state *st = p;
+  if (!st->in_rounds || st->released) return 0;
+  if (st->round == 1) { /* 6c's choice, from the stream where round 0 left it */
+    long pick = rdt_nb_choose_readout(st->correct, st->is_private, st->eps_readout, noise);
+    sodium_memzero(st->correct, sizeof st->correct);
+    if (pick < 0) return 0;
+    st->readout = pick == 1 ? NB_READOUT_MOMENTS : NB_READOUT_BAYES;
+    st->released = 1;
+    return 2;
+  }
+  int choose = 0;
+  if (!nb_release_counts(st, noise, 0, &choose)) return 0;
+  if (!choose) return 2; /* 6c's gate kept "bayes": released */
+  /* the choice is pending: its message holds only released values */
+  rdt_bytes_u32(next, 1);
+  rdt_bytes_u32(next, st->bins);
+  for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_u64(next, (uint64_t)st->counts[i]);
+  for (size_t i = 0; i < st->n_counts; i++) rdt_bytes_f64(next, st->w[i]);
+  return next->oom ? 0 : 1;
+}
 
 /* Contract 7b: the noise of a fixed-bins release, as blocks. */
 static uint32_t nb_noise(const void *p, rdt_noise_block *out, uint32_t max) {
@@ -875,4 +1008,7 @@ const rdt_learner rdt_learner_naive_bayes = {
     .free = nb_free,
     .readouts = nb_readouts,
     .set_readout = nb_set_readout,
+    .rounds = nb_rounds,
+    .round_open = nb_round_open,
+    .round_release = nb_round_release,
 };
