@@ -1474,9 +1474,16 @@ static void test_counters(const rdt_schema *s, const double *x, const uint32_t *
   unsigned char ad[32];
   check(ast && au->counters(ast, asp, RDT_MAX_SPANS, ad) == 0, "auto keeps rows: no counters() in one pass");
   err[0] = 0;
+  check(ast && !au->round_open(ast, 0, NULL, 0, err, sizeof err) && strstr(err, "structure key"),
+        "auto's rounds need a key for the validation coins (the plan's structure key or a seed): refused without");
+  if (ast) au->free(ast);
+  rdt_learn_common kc = c;
+  kc.keyed = 1;
+  memset(kc.structure_key, 7, sizeof kc.structure_key);
+  ast = start(au, NULL, s, &kc, err, sizeof err);
   check(ast && au->rounds(ast) >= 3 && au->round_open(ast, 0, NULL, 0, err, sizeof err) &&
             au->counters(ast, asp, RDT_MAX_SPANS, ad) >= 1,
-        "auto for classification opens its first round: every candidate it may pick runs in rounds");
+        "auto for classification, keyed, opens its first round: every candidate it may pick runs in rounds");
   if (ast) au->free(ast);
   void *bst = start(bo, NULL, s, &c, err, sizeof err);
   rdt_span bsp[RDT_MAX_SPANS];
