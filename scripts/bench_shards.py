@@ -11,6 +11,9 @@ scripts/bench.py), then times, 3 times each (the median is reported):
           (X25519 per pair of sites, XChaCha20 over its counters) before they leave
   round   the same over 4 empty shards: the fixed cost of one round (actors started, the plan
           sent, 4 partial states of 32 x 1024 x 2 counters returned and summed, the noise added)
+  boost, private_tree, auto  learners of rounds (every site re-reads its rows each round; boost:
+          1 + 10 rounds, the private tree a round per level, auto its pick's and two more), against
+          rdt_fit of the same options over the union (which reads the rows once, keeping a binned copy)
 and reports each site's worker memory: resident before rdt_partial and at its peak.
 The machine's cores are shared by the workers, the scheduler and the client: on 2 cores, 4
 workers cannot all run at once.
@@ -34,8 +37,10 @@ EXTENSION = str(ROOT / "dist" / "rdt")
 FEATURES = [f"x{i}" for i in range(1, 11)]
 COLUMNS = ", ".join(FEATURES)
 QUERY = f"SELECT label, {COLUMNS} FROM t"
-OPTIONS = ('{"algorithm": "rdt", "epsilon": 1, "trees": 32, "depth": 10, "classes": [0, 1], "features": ['
-           + ", ".join(f'{{"name": "{f}", "type": "numeric", "min": 0, "max": 1}}' for f in FEATURES) + "]}")
+SCHEMA = ('"classes": [0, 1], "features": ['
+          + ", ".join(f'{{"name": "{f}", "type": "numeric", "min": 0, "max": 1}}' for f in FEATURES) + "]")
+OPTIONS = '{"algorithm": "rdt", "epsilon": 1, "trees": 32, "depth": 10, ' + SCHEMA + "}"
+ROUND_LEARNERS = {name: '{"algorithm": "%s", "epsilon": 1, %s}' % (name, SCHEMA) for name in ("boost", "private_tree", "auto")}
 REPEATS = 3
 SHARDS = 4
 
@@ -88,6 +93,8 @@ def main():
     scan_sql = f"SELECT count(*), {', '.join(f'sum({f})' for f in FEATURES)} FROM ({union_query})"
     scan = median_time(lambda: union.execute(scan_sql).fetchone())
     whole = median_time(lambda: union.execute("SELECT rdt_fit(?, ?)", (OPTIONS, union_query)).fetchone())
+    whole_rounds = {name: median_time(lambda o=o: union.execute("SELECT rdt_fit(?, ?)", (o, union_query)).fetchone())
+                    for name, o in ROUND_LEARNERS.items()}
 
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
@@ -107,6 +114,13 @@ def main():
             stats = {}
             sd.fit(client, paths, OPTIONS, QUERY, federated=True, extension=EXTENSION, stats=stats)
             federated.append(stats)
+        in_rounds = {}
+        for name, o in ROUND_LEARNERS.items():
+            in_rounds[name] = []
+            for _ in range(REPEATS):
+                stats = {}
+                sd.fit(client, paths, o, QUERY, extension=EXTENSION, stats=stats)
+                in_rounds[name].append(stats)
 
     def med(rs, key):
         return statistics.median(r[key] for r in rs)
@@ -129,6 +143,11 @@ def main():
           f"{fed / shards:.2f} x shard mode |")
     print(f"| a round on {SHARDS} empty shards (the fixed cost) | {med(rounds, 'total'):.3f} s "
           f"({runs[-1]['partial_bytes'] / SHARDS / 1e6:.2f} MB of counters per site) |")
+    for name, rs in in_rounds.items():
+        t = med(rs, "total")
+        print(f"| {name} in rounds over the {SHARDS} shards ({med(rs, 'rounds'):.0f} rounds) | {t:.3f} s = "
+              f"{t / whole_rounds[name]:.2f} x rdt_fit over the union ({whole_rounds[name]:.3f} s); "
+              f"{t / med(rs, 'rounds'):.3f} s a round |")
     print(f"| a site's worker process, resident before / at its peak | "
           f"{statistics.median(r[0] for r in rss) / mib:.0f} / {statistics.median(r[1] for r in rss) / mib:.0f} MiB |")
     return 0
