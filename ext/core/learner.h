@@ -68,7 +68,10 @@
 **      the same model as finish() on the union. Everything a message holds
 **      is released or public. A row's contribution to a round depends on the
 **      row and the message only (integer sums: no order), so a site keeps
-**      nothing between rounds but its rows.
+**      nothing between rounds but its rows. A learner that draws a coin per
+**      row (auto's validation side) draws it in rounds from a keyed hash of
+**      the row instead, the same in every round: its rounds then equal
+**      finish() up to which rows the coins chose (auto.c step 7).
 ** Neighbouring relation for every learner: add or remove one row.
 */
 #ifndef RDT_LEARNER_H
