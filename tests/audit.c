@@ -1570,14 +1570,15 @@ static const char *PT_ROUND_OPTS =
     "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}, "
     "{\"name\": \"b\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
 
-/* One round of the protocol: site i holds n[i] rows (2 values each) of
-** rows[i] with classes cls[i]; the coordinator releases the merged sum.
-** Returns round_release's step (0: a failure); the next payload in next, and
-** after the last round the model's payload in model. */
-static int tree_round(const rdt_learn_common *common, const rdt_json *opts, const rdt_schema *schema, uint32_t r,
-                      const rdt_bytes *msg, const double *const *rows, const uint32_t *const *cls, const int *n,
-                      rdt_rng *rng, rdt_bytes *next, rdt_bytes *model) {
-  const rdt_learner *L = &rdt_learner_private_tree;
+/* One round of learner L's protocol over two sites: site i holds n[i] rows
+** of d values each (rows[i]) with classes cls[i]; the coordinator releases
+** the merged sum. Returns round_release's step (0: a failure); the next
+** payload in next, and after the last round the model's payload in model;
+** the merged vector's total in *total when total is not NULL. */
+static int sites_round(const rdt_learner *L, const rdt_learn_common *common, const rdt_json *opts,
+                       const rdt_schema *schema, uint32_t r, const rdt_bytes *msg, uint32_t d,
+                       const double *const *rows, const uint32_t *const *cls, const int *n, rdt_rng *rng,
+                       rdt_bytes *next, rdt_bytes *model, int64_t *total) {
   char err[256];
   unsigned char plan[32], digest[32];
   memset(plan, 0x5a, sizeof plan);
@@ -1589,7 +1590,7 @@ static int tree_round(const rdt_learn_common *common, const rdt_json *opts, cons
     rdt_span sp[RDT_MAX_SPANS];
     uint32_t k = 0;
     ok = st && L->round_open(st, r, msg->p, msg->n, err, sizeof err);
-    for (int j = 0; ok && j < n[i]; j++) L->row(st, rows[i] + 2 * j, cls[i][j], 0);
+    for (int j = 0; ok && j < n[i]; j++) L->row(st, rows[i] + (size_t)d * j, cls[i][j], 0);
     rdt_partial p, q;
     size_t size = 0;
     unsigned char *blob = NULL;
@@ -1604,6 +1605,10 @@ static int tree_round(const rdt_learn_common *common, const rdt_json *opts, cons
       ok = rdt_partial_merge(&sum, &q, err, sizeof err);
       rdt_partial_free(&q);
     }
+  }
+  if (ok && total) {
+    *total = 0;
+    for (size_t i = 0; i < sum.n; i++) *total += sum.counters[i];
   }
   void *coord = ok ? L->start(opts, schema, common, err, sizeof err) : NULL;
   rdt_span sp[RDT_MAX_SPANS];
@@ -1632,8 +1637,8 @@ static void audit_private_tree_rounds(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  if (!parse_learner_for_audit(&rdt_learner_private_tree, PT_ROUND_OPTS, &root, &schema, &c, "private_tree rounds"))
-    return;
+  const rdt_learner *L = &rdt_learner_private_tree;
+  if (!parse_learner_for_audit(L, PT_ROUND_OPTS, &root, &schema, &c, "private_tree rounds")) return;
   const double site_a[4] = {0.2, 0.2, 0.8, 0.8}, site_b[2] = {0.2, 0.8};
   const uint32_t cls_a[2] = {0, 1}, cls_b[1] = {0};
   const double *rows[2] = {site_a, site_b};
@@ -1646,9 +1651,9 @@ static void audit_private_tree_rounds(int broken) {
     for (int side = 0; side < 2 && ok; side++) {
       const int n[2] = {2, side};
       rdt_bytes none = {0}, m1 = {0}, m2 = {0}, m3 = {0}, t1 = {0}, t2 = {0}, unused = {0};
-      ok = tree_round(&c, root, &schema, 0, &none, rows, cls, n, &rng, &m1, &unused) == 1 &&
-           tree_round(&c, root, &schema, 1, &m1, rows, cls, n, &rng, &m2, &t1) == 2 &&
-           (!broken || tree_round(&c, root, &schema, 1, &m1, rows, cls, n, &rng, &m3, &t2) == 2);
+      ok = sites_round(L, &c, root, &schema, 0, &none, 2, rows, cls, n, &rng, &m1, &unused, NULL) == 1 &&
+           sites_round(L, &c, root, &schema, 1, &m1, 2, rows, cls, n, &rng, &m2, &t1, NULL) == 2 &&
+           (!broken || sites_round(L, &c, root, &schema, 1, &m1, 2, rows, cls, n, &rng, &m3, &t2, NULL) == 2);
       uint32_t f0 = 2, f1 = 2, g1 = 2;
       int64_t c3 = 0, d3 = 0;
       if (ok) {
