@@ -1623,6 +1623,28 @@ static int sites_round(const rdt_learner *L, const rdt_learn_common *common, con
   return ok && !(step == 2 && model->oom) ? step : 0;
 }
 
+/* Every round of L's protocol over the two sites, each opened with the last
+** round's message, to the model (in model, which starts empty). Returns the
+** rounds taken, 0 on a failure. */
+static int sites_run(const rdt_learner *L, const rdt_learn_common *common, const rdt_json *opts,
+                     const rdt_schema *schema, uint32_t d, const double *const *rows, const uint32_t *const *cls,
+                     const int *n, rdt_rng *rng, rdt_bytes *model) {
+  rdt_bytes msg = {0};
+  memset(model, 0, sizeof *model);
+  for (uint32_t r = 0; r < 64; r++) {
+    rdt_bytes next = {0};
+    int step = sites_round(L, common, opts, schema, r, &msg, d, rows, cls, n, rng, &next, model, NULL);
+    rdt_bytes_free(&msg);
+    msg = next;
+    if (step != 1) {
+      rdt_bytes_free(&msg);
+      return step == 2 ? (int)r + 1 : 0;
+    }
+  }
+  rdt_bytes_free(&msg);
+  return 0;
+}
+
 /* The model's level-1 split feature and leaf 3's class-0 count (payload:
 ** the header, 3 internal nodes, 4 leaves x 2 classes). */
 static int tree_read(const rdt_bytes *model, uint32_t *f1, int64_t *leaf3c0) {
@@ -1688,6 +1710,82 @@ static void audit_private_tree_rounds(int broken) {
   report_runs(broken ? "private_tree rounds with the last round (level 1 and the leaves) released twice (no ledger; broken twin)"
                      : "private_tree in rounds over 2 sites (partials with the message, merged; depth 2: two rounds), 2 vs 3 rows",
               k[0], k[1], PT_ROUND_EVENTS, SAMPLES / 2, rdt_eps_to_double(c.eps), !broken);
+}
+
+/* ---- mechanism: naive Bayes "readout": "auto" in shard mode's rounds -------
+** (naive_bayes.c contract 6d, sql_shard.c contract 9) One numeric feature of
+** 2 fixed bins, eps 2.5: the tables get eps_tables = 19/20 eps (a cell's
+** discrete Laplace of scale d / eps_tables, d = 1), the readout choice
+** eps/20. Site A holds NBR_ROWS rows (a third of class 1 at x > 1/2, the
+** rest of class 0 at x < 1/2: n^ about 340 opens the choice's gate, which
+** needs n^ > ln 2 / (0.02 eps/20) = 277, so always two rounds); site B
+** nothing on D, the added row (0.9, class 1) on D'. Each round end to end
+** as above: round 0 both sites' tables, summed and released (its message:
+** the released counters and moment scores); round 1 each site's two
+** readouts' correct counts over its rows, summed, and the coordinator's
+** permute-and-flip. Released and read: the model's cell (class 1, bin 1),
+** which the added row moves by 1; its events have a privacy loss of
+** eps_tables = 2.375 (the choice's eps/20 may add to it: eps in all). The
+** broken twin holds the added row at both sites (a row counted twice,
+** which no site can see): the cell moves by 2, a loss of 4.75. The moment
+** fit of round 0's release (about 12 ms) bounds the runs. */
+#define NBR_ROWS 340
+#define NBR_RUNS 800
+#define NBR_EVENTS 4
+#define NBR_CELL (48 + 5 * 8) /* version 5's u32 + u64, contract 6's 36 bytes; counter 5 */
+static void audit_nb_rounds(int broken) {
+  static const char *opts_text =
+      "{\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"bins\": 2, \"epsilon\": 2.5, \"classes\": [0, 1], "
+      "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  const rdt_learner *L = &rdt_learner_naive_bayes;
+  rdt_json *root = NULL;
+  rdt_schema schema;
+  rdt_learn_common c;
+  if (!parse_learner_for_audit(L, opts_text, &root, &schema, &c, "naive Bayes rounds")) return;
+  static double site_a[NBR_ROWS + 1];
+  static uint32_t cls_a[NBR_ROWS + 1];
+  const double site_b[1] = {0.9};
+  const uint32_t cls_b[1] = {1};
+  int64_t base = 0; /* cell (class 1, bin 1) on D */
+  for (int j = 0; j < NBR_ROWS; j++) {
+    cls_a[j] = j % 3 == 0;
+    site_a[j] = cls_a[j] ? 0.6 + 0.3 * j / NBR_ROWS : 0.1 + 0.3 * j / NBR_ROWS;
+    base += cls_a[j];
+  }
+  site_a[NBR_ROWS] = site_b[0]; /* the twin's copy of the added row at site A */
+  cls_a[NBR_ROWS] = cls_b[0];
+  const double *rows[2] = {site_a, site_b};
+  const uint32_t *cls[2] = {cls_a, cls_b};
+  long k[2][NBR_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "nb-rounds-broken" : "nb-rounds", 0);
+  int ok = 1;
+  for (long i = 0; i < NBR_RUNS && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      const int n[2] = {NBR_ROWS + (broken && side), side};
+      rdt_bytes m;
+      ok = sites_run(L, &c, root, &schema, 1, rows, cls, n, &rng, &m) == 2 && m.n >= NBR_CELL + 8;
+      if (ok) {
+        rdt_reader rd = {m.p, m.n, NBR_CELL, 0};
+        int64_t cell = (int64_t)rdt_read_u64(&rd);
+        k[side][0] += cell >= base + 1;
+        k[side][1] += cell >= base + 2;
+        k[side][2] += cell <= base;
+        k[side][3] += cell <= base - 1;
+      }
+      rdt_bytes_free(&m);
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "naive Bayes rounds audit: a round failed, or the choice's round did not run");
+    return;
+  }
+  report_runs(broken ? "naive Bayes readout auto in rounds with the added row at both sites (a row counted twice; broken twin)"
+                     : "naive Bayes readout auto in 2 rounds over 2 sites (the tables, then the readouts' correct counts), 340 vs 341 rows",
+              k[0], k[1], NBR_EVENTS, NBR_RUNS, rdt_eps_to_double(c.eps), !broken);
 }
 
 /* ---- mechanism: the matrix_forest learner (learners/matrix_forest.c) ------
@@ -2140,6 +2238,8 @@ int main(void) {
   audit_private_tree_levels(1);
   audit_private_tree_rounds(0);
   audit_private_tree_rounds(1);
+  audit_nb_rounds(0);
+  audit_nb_rounds(1);
   audit_private_tree_depth(0);
   audit_private_tree_depth(1);
   audit_unit(0);
