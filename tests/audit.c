@@ -1570,14 +1570,15 @@ static const char *PT_ROUND_OPTS =
     "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}, "
     "{\"name\": \"b\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
 
-/* One round of the protocol: site i holds n[i] rows (2 values each) of
-** rows[i] with classes cls[i]; the coordinator releases the merged sum.
-** Returns round_release's step (0: a failure); the next payload in next, and
-** after the last round the model's payload in model. */
-static int tree_round(const rdt_learn_common *common, const rdt_json *opts, const rdt_schema *schema, uint32_t r,
-                      const rdt_bytes *msg, const double *const *rows, const uint32_t *const *cls, const int *n,
-                      rdt_rng *rng, rdt_bytes *next, rdt_bytes *model) {
-  const rdt_learner *L = &rdt_learner_private_tree;
+/* One round of learner L's protocol over two sites: site i holds n[i] rows
+** of d values each (rows[i]) with classes cls[i]; the coordinator releases
+** the merged sum. Returns round_release's step (0: a failure); the next
+** payload in next, and after the last round the model's payload in model;
+** the merged vector's total in *total when total is not NULL. */
+static int sites_round(const rdt_learner *L, const rdt_learn_common *common, const rdt_json *opts,
+                       const rdt_schema *schema, uint32_t r, const rdt_bytes *msg, uint32_t d,
+                       const double *const *rows, const uint32_t *const *cls, const int *n, rdt_rng *rng,
+                       rdt_bytes *next, rdt_bytes *model, int64_t *total) {
   char err[256];
   unsigned char plan[32], digest[32];
   memset(plan, 0x5a, sizeof plan);
@@ -1589,7 +1590,7 @@ static int tree_round(const rdt_learn_common *common, const rdt_json *opts, cons
     rdt_span sp[RDT_MAX_SPANS];
     uint32_t k = 0;
     ok = st && L->round_open(st, r, msg->p, msg->n, err, sizeof err);
-    for (int j = 0; ok && j < n[i]; j++) L->row(st, rows[i] + 2 * j, cls[i][j], 0);
+    for (int j = 0; ok && j < n[i]; j++) L->row(st, rows[i] + (size_t)d * j, cls[i][j], 0);
     rdt_partial p, q;
     size_t size = 0;
     unsigned char *blob = NULL;
@@ -1605,6 +1606,10 @@ static int tree_round(const rdt_learn_common *common, const rdt_json *opts, cons
       rdt_partial_free(&q);
     }
   }
+  if (ok && total) {
+    *total = 0;
+    for (size_t i = 0; i < sum.n; i++) *total += sum.counters[i];
+  }
   void *coord = ok ? L->start(opts, schema, common, err, sizeof err) : NULL;
   rdt_span sp[RDT_MAX_SPANS];
   uint32_t k = 0;
@@ -1616,6 +1621,28 @@ static int tree_round(const rdt_learn_common *common, const rdt_json *opts, cons
   rdt_partial_free(&sum);
   if (coord) L->free(coord);
   return ok && !(step == 2 && model->oom) ? step : 0;
+}
+
+/* Every round of L's protocol over the two sites, each opened with the last
+** round's message, to the model (in model, which starts empty). Returns the
+** rounds taken, 0 on a failure. */
+static int sites_run(const rdt_learner *L, const rdt_learn_common *common, const rdt_json *opts,
+                     const rdt_schema *schema, uint32_t d, const double *const *rows, const uint32_t *const *cls,
+                     const int *n, rdt_rng *rng, rdt_bytes *model) {
+  rdt_bytes msg = {0};
+  memset(model, 0, sizeof *model);
+  for (uint32_t r = 0; r < 64; r++) {
+    rdt_bytes next = {0};
+    int step = sites_round(L, common, opts, schema, r, &msg, d, rows, cls, n, rng, &next, model, NULL);
+    rdt_bytes_free(&msg);
+    msg = next;
+    if (step != 1) {
+      rdt_bytes_free(&msg);
+      return step == 2 ? (int)r + 1 : 0;
+    }
+  }
+  rdt_bytes_free(&msg);
+  return 0;
 }
 
 /* The model's level-1 split feature and leaf 3's class-0 count (payload:
@@ -1632,8 +1659,8 @@ static void audit_private_tree_rounds(int broken) {
   rdt_schema schema;
   rdt_learn_common c;
   rdt_json *root = NULL;
-  if (!parse_learner_for_audit(&rdt_learner_private_tree, PT_ROUND_OPTS, &root, &schema, &c, "private_tree rounds"))
-    return;
+  const rdt_learner *L = &rdt_learner_private_tree;
+  if (!parse_learner_for_audit(L, PT_ROUND_OPTS, &root, &schema, &c, "private_tree rounds")) return;
   const double site_a[4] = {0.2, 0.2, 0.8, 0.8}, site_b[2] = {0.2, 0.8};
   const uint32_t cls_a[2] = {0, 1}, cls_b[1] = {0};
   const double *rows[2] = {site_a, site_b};
@@ -1646,9 +1673,9 @@ static void audit_private_tree_rounds(int broken) {
     for (int side = 0; side < 2 && ok; side++) {
       const int n[2] = {2, side};
       rdt_bytes none = {0}, m1 = {0}, m2 = {0}, m3 = {0}, t1 = {0}, t2 = {0}, unused = {0};
-      ok = tree_round(&c, root, &schema, 0, &none, rows, cls, n, &rng, &m1, &unused) == 1 &&
-           tree_round(&c, root, &schema, 1, &m1, rows, cls, n, &rng, &m2, &t1) == 2 &&
-           (!broken || tree_round(&c, root, &schema, 1, &m1, rows, cls, n, &rng, &m3, &t2) == 2);
+      ok = sites_round(L, &c, root, &schema, 0, &none, 2, rows, cls, n, &rng, &m1, &unused, NULL) == 1 &&
+           sites_round(L, &c, root, &schema, 1, &m1, 2, rows, cls, n, &rng, &m2, &t1, NULL) == 2 &&
+           (!broken || sites_round(L, &c, root, &schema, 1, &m1, 2, rows, cls, n, &rng, &m3, &t2, NULL) == 2);
       uint32_t f0 = 2, f1 = 2, g1 = 2;
       int64_t c3 = 0, d3 = 0;
       if (ok) {
@@ -1683,6 +1710,182 @@ static void audit_private_tree_rounds(int broken) {
   report_runs(broken ? "private_tree rounds with the last round (level 1 and the leaves) released twice (no ledger; broken twin)"
                      : "private_tree in rounds over 2 sites (partials with the message, merged; depth 2: two rounds), 2 vs 3 rows",
               k[0], k[1], PT_ROUND_EVENTS, SAMPLES / 2, rdt_eps_to_double(c.eps), !broken);
+}
+
+/* ---- mechanism: naive Bayes "readout": "auto" in shard mode's rounds -------
+** (naive_bayes.c contract 6d, sql_shard.c contract 9) One numeric feature of
+** 2 fixed bins, eps 2.5: the tables get eps_tables = 19/20 eps (a cell's
+** discrete Laplace of scale d / eps_tables, d = 1), the readout choice
+** eps/20. Site A holds NBR_ROWS rows (a third of class 1 at x > 1/2, the
+** rest of class 0 at x < 1/2: n^ about 340 opens the choice's gate, which
+** needs n^ > ln 2 / (0.02 eps/20) = 277, so always two rounds); site B
+** nothing on D, the added row (0.9, class 1) on D'. Each round end to end
+** as above: round 0 both sites' tables, summed and released (its message:
+** the released counters and moment scores); round 1 each site's two
+** readouts' correct counts over its rows, summed, and the coordinator's
+** permute-and-flip. Released and read: the model's cell (class 1, bin 1),
+** which the added row moves by 1; its events have a privacy loss of
+** eps_tables = 2.375 (the choice's eps/20 may add to it: eps in all). The
+** broken twin holds the added row at both sites (a row counted twice,
+** which no site can see): the cell moves by 2, a loss of 4.75. The moment
+** fit of round 0's release (about 12 ms) bounds the runs. */
+#define NBR_ROWS 340
+#define NBR_RUNS 800
+#define NBR_EVENTS 4
+#define NBR_CELL (48 + 5 * 8) /* version 5's u32 + u64, contract 6's 36 bytes; counter 5 */
+static void audit_nb_rounds(int broken) {
+  static const char *opts_text =
+      "{\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"bins\": 2, \"epsilon\": 2.5, \"classes\": [0, 1], "
+      "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  const rdt_learner *L = &rdt_learner_naive_bayes;
+  rdt_json *root = NULL;
+  rdt_schema schema;
+  rdt_learn_common c;
+  if (!parse_learner_for_audit(L, opts_text, &root, &schema, &c, "naive Bayes rounds")) return;
+  static double site_a[NBR_ROWS + 1];
+  static uint32_t cls_a[NBR_ROWS + 1];
+  const double site_b[1] = {0.9};
+  const uint32_t cls_b[1] = {1};
+  int64_t base = 0; /* cell (class 1, bin 1) on D */
+  for (int j = 0; j < NBR_ROWS; j++) {
+    cls_a[j] = j % 3 == 0;
+    site_a[j] = cls_a[j] ? 0.6 + 0.3 * j / NBR_ROWS : 0.1 + 0.3 * j / NBR_ROWS;
+    base += cls_a[j];
+  }
+  site_a[NBR_ROWS] = site_b[0]; /* the twin's copy of the added row at site A */
+  cls_a[NBR_ROWS] = cls_b[0];
+  const double *rows[2] = {site_a, site_b};
+  const uint32_t *cls[2] = {cls_a, cls_b};
+  long k[2][NBR_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "nb-rounds-broken" : "nb-rounds", 0);
+  int ok = 1;
+  for (long i = 0; i < NBR_RUNS && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      const int n[2] = {NBR_ROWS + (broken && side), side};
+      rdt_bytes m;
+      ok = sites_run(L, &c, root, &schema, 1, rows, cls, n, &rng, &m) == 2 && m.n >= NBR_CELL + 8;
+      if (ok) {
+        rdt_reader rd = {m.p, m.n, NBR_CELL, 0};
+        int64_t cell = (int64_t)rdt_read_u64(&rd);
+        k[side][0] += cell >= base + 1;
+        k[side][1] += cell >= base + 2;
+        k[side][2] += cell <= base;
+        k[side][3] += cell <= base - 1;
+      }
+      rdt_bytes_free(&m);
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "naive Bayes rounds audit: a round failed, or the choice's round did not run");
+    return;
+  }
+  report_runs(broken ? "naive Bayes readout auto in rounds with the added row at both sites (a row counted twice; broken twin)"
+                     : "naive Bayes readout auto in 2 rounds over 2 sites (the tables, then the readouts' correct counts), 340 vs 341 rows",
+              k[0], k[1], NBR_EVENTS, NBR_RUNS, rdt_eps_to_double(c.eps), !broken);
+}
+
+/* ---- mechanism: auto in shard mode's rounds (learners/auto.c, step 7) -----
+** (sql_shard.c contract 9) Classification, one numeric feature, eps 1, the
+** plan's structure key keying the validation coins. Every round end to end
+** over two sites as above: the constant's round, the pick's own rounds (the
+** matrix forest here: one round of counters), the guard's round. Site A
+** holds AUR_ROWS rows, every one a training row by its coin (rows whose
+** coin says validation are skipped): 3/4 of class 0 at x in [0.05, 0.35),
+** the rest of class 1 at x in [0.6, 0.9); site B nothing on D, and on D'
+** the added row, of class 1 at x >= 0.75 and a validation row by its coin
+** (each coin read by running round 0 on the row alone: a training row adds
+** 1 to the constant's counts). So the training side's releases are the same
+** on D and D', and the guard's exact sum is 0 on D and, on D', the pick's
+** correct prediction of the added row minus the constant's (majority class
+** 0): 1 when the pick gets it right, nearly always. Released and read: the
+** model's noisy gain (discrete Laplace of scale 1/eps around that sum); its
+** events have a privacy loss of at most eps. The broken twin holds the
+** added row at both sites (a row counted twice, which no site can see;
+** identical rows share a coin): the gain moves by 2, a loss of up to 2 eps. */
+#define AUR_ROWS 400
+#define AUR_RUNS (SAMPLES / 40)
+#define AUR_EVENTS 4
+static const char *AUR_OPTS = "{\"algorithm\": \"auto\", \"epsilon\": 1, \"classes\": [0, 1], "
+                              "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+/* Whether the row (x, cls) alone is a training row: round 0 at one site. */
+static int aur_training(const rdt_learn_common *c, const rdt_json *root, const rdt_schema *schema, double x,
+                        uint32_t cls, rdt_rng *rng, int *training) {
+  const double *rows[2] = {&x, &x};
+  const uint32_t *cl[2] = {&cls, &cls};
+  const int n[2] = {1, 0};
+  rdt_bytes none = {0}, next = {0}, model = {0};
+  int64_t total = -1;
+  int ok = sites_round(&rdt_learner_auto, c, root, schema, 0, &none, 1, rows, cl, n, rng, &next, &model, &total) == 1;
+  rdt_bytes_free(&next);
+  rdt_bytes_free(&model);
+  *training = total == 1;
+  return ok && (total == 0 || total == 1);
+}
+
+static void audit_auto_rounds(int broken) {
+  const rdt_learner *L = &rdt_learner_auto;
+  rdt_json *root = NULL;
+  rdt_schema schema;
+  rdt_learn_common c;
+  if (!parse_learner_for_audit(L, AUR_OPTS, &root, &schema, &c, "auto rounds")) return;
+  c.keyed = 1;
+  memset(c.structure_key, 0x5a, sizeof c.structure_key);
+  double site_a[AUR_ROWS + 1], site_b[1] = {0};
+  uint32_t cls_a[AUR_ROWS + 1], cls_b[1] = {1};
+  rdt_rng rng;
+  seeded(&rng, "auto-rounds-coins", 0);
+  int ok = 1, found = 0, training = 0;
+  /* site A: training rows only; the added row: a validation row */
+  for (int j = 0, t = 0; ok && j < AUR_ROWS; t++) {
+    cls_a[j] = j % 4 == 3;
+    double x = (cls_a[j] ? 0.6 : 0.05) + 0.3 * t / (1.25 * AUR_ROWS);
+    ok = aur_training(&c, root, &schema, x, cls_a[j], &rng, &training);
+    if (training) site_a[j++] = x;
+  }
+  for (int t = 0; ok && !found && t < 1000; t++) {
+    site_b[0] = 0.75 + t * 1e-4;
+    ok = aur_training(&c, root, &schema, site_b[0], cls_b[0], &rng, &training);
+    found = !training;
+  }
+  rdt_rng_clear(&rng);
+  site_a[AUR_ROWS] = site_b[0]; /* the twin's copy of the added row at site A */
+  cls_a[AUR_ROWS] = cls_b[0];
+  const double *rows[2] = {site_a, site_b};
+  const uint32_t *cls[2] = {cls_a, cls_b};
+  long k[2][AUR_EVENTS] = {{0}};
+  seeded(&rng, broken ? "auto-rounds-broken" : "auto-rounds", 0);
+  ok = ok && found;
+  for (long i = 0; i < AUR_RUNS && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      const int n[2] = {AUR_ROWS + (broken && side), side};
+      rdt_bytes m;
+      ok = sites_run(L, &c, root, &schema, 1, rows, cls, n, &rng, &m) >= 3 && m.n >= 32;
+      if (ok) {
+        rdt_reader rd = {m.p, m.n, 24, 0}; /* chosen id, picked id, n^, s, then the gain */
+        double gain = rdt_read_f64(&rd);
+        k[side][0] += gain >= 1;
+        k[side][1] += gain >= 2;
+        k[side][2] += gain <= 0;
+        k[side][3] += gain <= -1;
+      }
+      rdt_bytes_free(&m);
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "auto rounds audit: a round failed, or no row had the coin it needs");
+    return;
+  }
+  report_runs(broken ? "auto in rounds with the added validation row at both sites (a row counted twice; broken twin)"
+                     : "auto in rounds over 2 sites (the constant, the pick's rounds, the guard), 400 training rows vs one validation row more",
+              k[0], k[1], AUR_EVENTS, AUR_RUNS, rdt_eps_to_double(c.eps), !broken);
 }
 
 /* ---- mechanism: the matrix_forest learner (learners/matrix_forest.c) ------
@@ -2135,6 +2338,10 @@ int main(void) {
   audit_private_tree_levels(1);
   audit_private_tree_rounds(0);
   audit_private_tree_rounds(1);
+  audit_nb_rounds(0);
+  audit_nb_rounds(1);
+  audit_auto_rounds(0);
+  audit_auto_rounds(1);
   audit_private_tree_depth(0);
   audit_private_tree_depth(1);
   audit_unit(0);
