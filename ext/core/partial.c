@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le_bytes.h"
 #include "rng.h"
 
 uint64_t rdt_spans_count(const rdt_span *s, uint32_t k) {
@@ -75,26 +76,6 @@ int rdt_partial_from_masked(rdt_partial *p, const unsigned char plan[RDT_PARTIAL
   return 1;
 }
 
-static void put_u32(unsigned char *b, uint32_t v) {
-  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *b, uint64_t v) {
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *b) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)b[i] << (8 * i);
-  return v;
-}
-
-static uint64_t get_u64(const unsigned char *b) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
-  return v;
-}
-
 /* Bytes of a partial with n_ids ids, an m-byte message and n counters; 0
 ** when too large. */
 static uint64_t blob_size(uint32_t n_ids, uint64_t m, uint64_t n) {
@@ -107,19 +88,19 @@ unsigned char *rdt_partial_encode(const rdt_partial *p, size_t *size) {
   unsigned char *b = total && total <= SIZE_MAX ? malloc((size_t)total) : NULL;
   if (!b) return NULL;
   memcpy(b, RDT_PARTIAL_MAGIC, 8);
-  put_u32(b + 8, RDT_PARTIAL_FORMAT);
-  put_u32(b + 12, p->flags);
+  rdt_le_put_u32(b + 8, RDT_PARTIAL_FORMAT);
+  rdt_le_put_u32(b + 12, p->flags);
   memcpy(b + 16, p->plan, RDT_PARTIAL_DIGEST_BYTES);
-  put_u32(b + 48, p->round);
-  put_u32(b + 52, p->n_ids);
-  put_u64(b + 56, p->n);
-  put_u64(b + 64, (uint64_t)p->message_len);
+  rdt_le_put_u32(b + 48, p->round);
+  rdt_le_put_u32(b + 52, p->n_ids);
+  rdt_le_put_u64(b + 56, p->n);
+  rdt_le_put_u64(b + 64, (uint64_t)p->message_len);
   unsigned char *at = b + RDT_PARTIAL_HEADER;
   if (p->n_ids) memcpy(at, p->ids, (size_t)p->n_ids * RDT_PARTIAL_ID_BYTES);
   at += (size_t)p->n_ids * RDT_PARTIAL_ID_BYTES;
   if (p->message_len) memcpy(at, p->message, p->message_len);
   at += p->message_len;
-  for (uint64_t i = 0; i < p->n; i++, at += 8) put_u64(at, (uint64_t)p->counters[i]);
+  for (uint64_t i = 0; i < p->n; i++, at += 8) rdt_le_put_u64(at, (uint64_t)p->counters[i]);
   crypto_generichash(at, RDT_PARTIAL_DIGEST_BYTES, b, (size_t)(at - b), NULL, 0);
   *size = (size_t)total;
   return b;
@@ -138,11 +119,11 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
   memset(p, 0, sizeof *p);
   if (!rdt_partial_magic(buf, size)) return fail(err, en, "not a partial training state of rdt_partial");
   if (size < RDT_PARTIAL_HEADER + RDT_PARTIAL_DIGEST_BYTES) return fail(err, en, "the partial state is truncated");
-  if (get_u32(buf + 8) != RDT_PARTIAL_FORMAT) return fail(err, en, "unsupported partial state format");
-  uint32_t flags = get_u32(buf + 12);
+  if (rdt_le_get_u32(buf + 8) != RDT_PARTIAL_FORMAT) return fail(err, en, "unsupported partial state format");
+  uint32_t flags = rdt_le_get_u32(buf + 12);
   if (flags != RDT_PARTIAL_EXACT && flags != RDT_PARTIAL_MASKED) return fail(err, en, "the partial state has unknown flags");
-  uint32_t n_ids = get_u32(buf + 52);
-  uint64_t n = get_u64(buf + 56), m = get_u64(buf + 64), total = blob_size(n_ids, m, n);
+  uint32_t n_ids = rdt_le_get_u32(buf + 52);
+  uint64_t n = rdt_le_get_u64(buf + 56), m = rdt_le_get_u64(buf + 64), total = blob_size(n_ids, m, n);
   if (n_ids == 0 || total == 0 || total != size)
     return fail(err, en, "the partial state's length disagrees with its header (truncated or edited)");
   unsigned char sum[RDT_PARTIAL_DIGEST_BYTES];
@@ -156,7 +137,7 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
       return fail(err, en, "the partial state's ids are not in order (edited)");
   p->flags = flags;
   memcpy(p->plan, buf + 16, RDT_PARTIAL_DIGEST_BYTES);
-  p->round = get_u32(buf + 48);
+  p->round = rdt_le_get_u32(buf + 48);
   p->n_ids = n_ids;
   p->n = n;
   p->ids = malloc((size_t)n_ids * RDT_PARTIAL_ID_BYTES);
@@ -171,7 +152,7 @@ int rdt_partial_decode(const unsigned char *buf, size_t size, rdt_partial *p, ch
   if (m) memcpy(p->message, at, (size_t)m);
   p->message_len = (size_t)m;
   at += m;
-  for (uint64_t i = 0; i < n; i++, at += 8) p->counters[i] = (int64_t)get_u64(at);
+  for (uint64_t i = 0; i < n; i++, at += 8) p->counters[i] = (int64_t)rdt_le_get_u64(at);
   return 1;
 }
 

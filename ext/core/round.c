@@ -6,25 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put_u32(unsigned char *b, uint32_t v) {
-  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *b, uint64_t v) {
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *b) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)b[i] << (8 * i);
-  return v;
-}
-
-static uint64_t get_u64(const unsigned char *b) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)b[i] << (8 * i);
-  return v;
-}
+#include "le_bytes.h"
 
 unsigned char *rdt_round_encode(const unsigned char plan[32], uint32_t round, uint64_t noise_at,
                                 const unsigned char *payload, size_t n, size_t *size) {
@@ -33,11 +15,11 @@ unsigned char *rdt_round_encode(const unsigned char plan[32], uint32_t round, ui
   unsigned char *b = malloc(total);
   if (!b) return NULL;
   memcpy(b, RDT_ROUND_MAGIC, 8);
-  put_u32(b + 8, RDT_ROUND_FORMAT);
+  rdt_le_put_u32(b + 8, RDT_ROUND_FORMAT);
   memcpy(b + 12, plan, 32);
-  put_u32(b + 44, round);
-  put_u64(b + 48, noise_at);
-  put_u64(b + 56, (uint64_t)n);
+  rdt_le_put_u32(b + 44, round);
+  rdt_le_put_u64(b + 48, noise_at);
+  rdt_le_put_u64(b + 56, (uint64_t)n);
   if (n) memcpy(b + RDT_ROUND_HEADER, payload, n);
   crypto_generichash(b + RDT_ROUND_HEADER + n, crypto_generichash_BYTES, b, RDT_ROUND_HEADER + n, NULL, 0);
   *size = total;
@@ -57,19 +39,19 @@ int rdt_round_decode(const unsigned char *buf, size_t size, rdt_round_msg *m, ch
   memset(m, 0, sizeof *m);
   if (!rdt_round_magic(buf, size)) return fail(err, en, "not a round message of rdt_finish");
   if (size < RDT_ROUND_HEADER + crypto_generichash_BYTES) return fail(err, en, "the round message is truncated");
-  if (get_u32(buf + 8) != RDT_ROUND_FORMAT) return fail(err, en, "unsupported round message format");
-  uint64_t n = get_u64(buf + 56);
+  if (rdt_le_get_u32(buf + 8) != RDT_ROUND_FORMAT) return fail(err, en, "unsupported round message format");
+  uint64_t n = rdt_le_get_u64(buf + 56);
   if (n > RDT_ROUND_MAX_PAYLOAD || n != size - RDT_ROUND_HEADER - crypto_generichash_BYTES)
     return fail(err, en, "the round message's length disagrees with its header (truncated or edited)");
   unsigned char sum[crypto_generichash_BYTES];
   crypto_generichash(sum, sizeof sum, buf, size - sizeof sum, NULL, 0);
   if (sodium_memcmp(sum, buf + size - sizeof sum, sizeof sum) != 0)
     return fail(err, en, "the round message's checksum does not match (corrupted or edited)");
-  uint32_t round = get_u32(buf + 44);
+  uint32_t round = rdt_le_get_u32(buf + 44);
   if (round == 0) return fail(err, en, "the round message opens round 0 (the first round has no message)");
   memcpy(m->plan, buf + 12, 32);
   m->round = round;
-  m->noise_at = get_u64(buf + 48);
+  m->noise_at = rdt_le_get_u64(buf + 48);
   m->payload = buf + RDT_ROUND_HEADER;
   m->payload_len = (size_t)n;
   return 1;
