@@ -249,6 +249,15 @@ static const char *const ROUND_OPTIONS[] = {
     "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]}",
     "{\"algorithm\": \"private_tree\", \"epsilon\": null, \"depth\": 3, \"bins\": 4, \"classes\": [0, 1, 2],"
     " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
+    "{\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"classes\": [0, 1], \"features\": ["
+    "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]}",
+    /* auto's rounds need a coin key: the seed stands in for the plan's structure key */
+    "{\"epsilon\": 1, \"seed\": 1, \"classes\": [0, 1], \"features\": ["
+    "{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1},"
+    "{\"name\": \"c\", \"type\": \"categorical\", \"values\": [\"u\", \"v\"]}]}",
+    "{\"epsilon\": 1, \"seed\": 2, \"task\": \"regression\", \"target\": {\"min\": 0, \"max\": 1},"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}",
 };
 
 static void open_round(const char *opts, uint32_t round, const unsigned char *payload, size_t n) {
