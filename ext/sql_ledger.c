@@ -700,19 +700,23 @@ void rdt_ledger_receipt_free(rdt_ledger_receipt *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Keeps the ledger's file and name in the receipt, to record the outcome in
+** the same file once the call ends; 0 (receipt emptied) without memory. */
+static int receipt_keep(rdt_ledger_receipt *receipt, const rdt_ledger *l, char *err, size_t err_size) {
+  receipt->file = sqlite3_mprintf("%s", l->file);
+  receipt->name = sqlite3_mprintf("%s", l->name);
+  if (receipt->file && receipt->name) return 1;
+  rdt_ledger_receipt_free(receipt);
+  snprintf(err, err_size, "out of memory");
+  return 0;
+}
+
 int rdt_ledger_charge(sqlite3 *db, rdt_conn *conn, const char *option, rdt_eps eps, const char *function,
                       const char *request, const char *note, rdt_ledger_receipt *receipt, char *err, size_t err_size) {
   rdt_ledger_receipt_free(receipt);
   rdt_ledger *l = resolve_ledger(db, conn, option, err, err_size);
   if (!l) return 0;
-  /* Kept to record the outcome in the same file, once the call ends. */
-  receipt->file = sqlite3_mprintf("%s", l->file);
-  receipt->name = sqlite3_mprintf("%s", l->name);
-  if (!receipt->file || !receipt->name) {
-    rdt_ledger_receipt_free(receipt);
-    snprintf(err, err_size, "out of memory");
-    return 0;
-  }
+  if (!receipt_keep(receipt, l, err, err_size)) return 0;
   const char *name = option; /* for messages; the file is keyed by l->name */
   /* Check and charge in one IMMEDIATE transaction: the write lock serialises
   ** every connection and process that charges this ledger. */
@@ -818,13 +822,7 @@ int rdt_ledger_resume(sqlite3 *db, rdt_conn *conn, const char *option, sqlite3_i
   }
   sqlite3_finalize(q);
   if (!ok) return 0;
-  receipt->file = sqlite3_mprintf("%s", l->file);
-  receipt->name = sqlite3_mprintf("%s", l->name);
-  if (!receipt->file || !receipt->name) {
-    rdt_ledger_receipt_free(receipt);
-    snprintf(err, err_size, "out of memory");
-    return 0;
-  }
+  if (!receipt_keep(receipt, l, err, err_size)) return 0;
   receipt->id = id;
   if (round) snprintf(receipt->outcome, sizeof receipt->outcome, "%s", want);
   return 1;

@@ -10,16 +10,21 @@
 #include "json.h"
 #include "json_io.h"
 
-int rdt_plan_canonical_options(const char *json, size_t len, const unsigned char key[32], rdt_bytes *out, char *err,
-                               size_t en) {
+/* The options text as a JSON object, or NULL with the error said. */
+static rdt_json *parse_options(const char *json, size_t len, char *err, size_t en) {
   char jerr[128];
   rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
+  if (root && root->type == RDT_JSON_OBJECT) return root;
+  snprintf(err, en, "options must be a JSON object%s%s", root ? "" : ": ", root ? "" : jerr);
+  rdt_json_free(root);
+  return NULL;
+}
+
+int rdt_plan_canonical_options(const char *json, size_t len, const unsigned char key[32], rdt_bytes *out, char *err,
+                               size_t en) {
   memset(out, 0, sizeof *out);
-  if (!root || root->type != RDT_JSON_OBJECT) {
-    snprintf(err, en, "options must be a JSON object%s%s", root ? "" : ": ", root ? "" : jerr);
-    rdt_json_free(root);
-    return 0;
-  }
+  rdt_json *root = parse_options(json, len, err, en);
+  if (!root) return 0;
   rdt_json_put_char(out, '{');
   int first = 1;
   for (size_t i = 0; i < root->n; i++) {
@@ -85,16 +90,11 @@ static int read_roster(const rdt_json *arr, unsigned char **sites, uint32_t *n) 
 
 int rdt_plan_federated(const char *json, size_t len, rdt_bytes *out, unsigned char **sites, uint32_t *n_sites,
                        char *err, size_t en) {
-  char jerr[128];
-  rdt_json *root = rdt_json_parse(json, len, jerr, sizeof jerr);
   memset(out, 0, sizeof *out);
   *sites = NULL;
   *n_sites = 0;
-  if (!root || root->type != RDT_JSON_OBJECT) {
-    snprintf(err, en, "options must be a JSON object%s%s", root ? "" : ": ", root ? "" : jerr);
-    rdt_json_free(root);
-    return 0;
-  }
+  rdt_json *root = parse_options(json, len, err, en);
+  if (!root) return 0;
   const rdt_json *f = rdt_json_get(root, "federated");
   int ok = 1;
   if (f && (f->type != RDT_JSON_OBJECT || f->n != 1 || !read_roster(rdt_json_get(f, "sites"), sites, n_sites))) {

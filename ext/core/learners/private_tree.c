@@ -199,6 +199,19 @@ static void pt_free_rows(pt_state *st) {
   st->n_rows = st->cap_rows = 0;
 }
 
+/* Back to the unreleased state after a release that failed: the leaves
+** (cells of them) are exact until noised, so they are wiped. */
+static void pt_unrelease(pt_state *st, size_t cells) {
+  if (st->leaf) sodium_memzero(st->leaf, cells * sizeof *st->leaf);
+  free(st->split_f);
+  free(st->split_t);
+  free(st->leaf);
+  free(st->proba);
+  st->split_f = st->split_t = NULL;
+  st->leaf = NULL;
+  st->proba = NULL;
+}
+
 static void pt_free(void *p) {
   pt_state *st = p;
   if (!st) return;
@@ -658,14 +671,7 @@ static int pt_finish_impl(void *p, rdt_rng *noise, const rdt_eps *count_eps) {
   free(right);
   free(util);
   if (!ok) { /* nothing released: back to the unreleased state */
-    if (st->leaf) sodium_memzero(st->leaf, nl * C * sizeof *st->leaf);
-    free(st->split_f);
-    free(st->split_t);
-    free(st->leaf);
-    free(st->proba);
-    st->split_f = st->split_t = NULL;
-    st->leaf = NULL;
-    st->proba = NULL;
+    pt_unrelease(st, nl * C);
     return 0;
   }
   pt_free_rows(st);
@@ -868,14 +874,7 @@ static int pt_round_release(void *p, rdt_rng *noise, rdt_bytes *next) {
   free(pf);
   sodium_memzero(st->vec, st->n_vec * sizeof *st->vec); /* released: the exact vector goes */
   if (!step && !st->released) { /* nothing (more) released */
-    if (st->leaf) sodium_memzero(st->leaf, nl * C * sizeof *st->leaf);
-    free(st->split_f);
-    free(st->split_t);
-    free(st->leaf);
-    free(st->proba);
-    st->split_f = st->split_t = NULL;
-    st->leaf = NULL;
-    st->proba = NULL;
+    pt_unrelease(st, nl * C);
     st->failed = 1;
   }
   return step;
