@@ -1942,8 +1942,8 @@ static void audit_matrix_forest(int broken) {
 
 /* ---- mechanism: private_tree's "auto" depth (private_tree.c, 3b) ---------
 ** One numeric feature, 2 bins, 2 classes, eps 1: the count gets eps/20 and
-** D = floor(log2(n^ / 16)) (at least 1), so D >= 2 exactly when n^ >= 64.
-** Neighbours: 63 and 64 rows (all of class 0 at a = 0.2). Released: the
+** D = floor(log2(n^ / 12)) (at least 1), so D >= 2 exactly when n^ >= 48.
+** Neighbours: 47 and 48 rows (all of class 0 at a = 0.2). Released: the
 ** used depth, read from the payload; the event "D >= 2" moves by at most
 ** the count's eps/20 (the rest of the model is released too, but only this
 ** event is counted: the bound is checked against the whole claimed eps).
@@ -1971,7 +1971,7 @@ static void audit_private_tree_depth(int broken) {
       void *st = l->start(root, &schema, &c, err, sizeof err);
       ok = st != NULL;
       if (!ok) break;
-      for (int r = 0; r < 63 + side; r++) l->row(st, x, 0, 0);
+      for (int r = 0; r < 47 + side; r++) l->row(st, x, 0, 0);
       ok = broken ? rdt_private_tree_finish_count_eps(st, &rng, loud) : l->finish(st, &rng);
       rdt_bytes b = {0};
       if (ok) l->encode(st, &b);
@@ -1992,7 +1992,7 @@ static void audit_private_tree_depth(int broken) {
     return;
   }
   report(broken ? "private_tree auto depth from a count 10^4 times less noisy than claimed (broken twin)"
-                : "private_tree auto depth: the used depth, 63 vs 64 rows",
+                : "private_tree auto depth: the used depth, 47 vs 48 rows",
          k[0], k[1], 2, claimed, !broken);
 }
 

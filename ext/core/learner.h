@@ -292,10 +292,11 @@ void rdt_learn_frequencies(const int64_t *counts, uint32_t n, double pseudo, dou
 /* A noisy mean in [0, 1] from a noisy count n and a noisy sum of values in
 ** [0, 1]: (sum + pseudo / 2) / (max(n, 0) + pseudo), 0.5 when undefined. */
 double rdt_learn_noisy_mean(double n, double sum, double pseudo);
-/* A tree grown on a noisy row count n^ expects RDT_LEARN_TREE_LEAF_ROWS K / eps
-** rows per leaf (K classes): private_tree's "depth": "auto" grows
-** floor(log2(n^ eps / (this K))) levels, and auto's rule asks the same. */
-#define RDT_LEARN_TREE_LEAF_ROWS 8.0
+/* A tree grown on a noisy row count n^ expects RDT_LEARN_TREE_LEAF_ROWS / eps
+** rows per leaf, whatever the number of classes: private_tree's "depth":
+** "auto" grows floor(log2(n^ eps / this)) levels, and auto's rule asks the
+** same (private_tree.c contract 3b says why). */
+#define RDT_LEARN_TREE_LEAF_ROWS 12.0
 /* Whether the schema has a numeric feature (only those have bins to choose). */
 int rdt_learn_has_numeric(const rdt_schema *s);
 /* "auto" bins (naive_bayes.c, boost.c): the divisor of `fine` >= 2 nearest

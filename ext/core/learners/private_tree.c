@@ -67,9 +67,13 @@
 **      they still decode and predict.
 **   3b. "depth": "auto": eps_count = floor(num / 20) goes first to the row
 **      count plus discrete Laplace of scale 1/eps_count (sensitivity 1);
-**      D = floor(log2(n^ eps / (8 K))) clamped into 1..8 (0 without a
+**      D = floor(log2(n^ eps / 12)) clamped into 1..8 (0 without a
 **      candidate) is post-processing of it: each of the 2^D leaves then
-**      expects at least 8 K / eps rows, about 4 noise scales per class count.
+**      expects at least 12 / eps rows, about 6 noise scales (1/eps_leaf,
+**      eps_leaf >= eps/2) for its majority class count, whatever the number
+**      of classes K: a leaf worth its label is mostly one class, so what its
+**      label needs does not grow with K. The 12 was chosen leaving one data
+**      set out (scripts/private_tree_depth_lodo.py).
 **      The levels and the leaves share eps - eps_count exactly as in 3, so
 **      the total is eps. start() refuses an eps too small for 8 levels;
 **      finish() sets up the noise of every possible D before the count's
@@ -295,8 +299,8 @@ static void pt_auto_shares(rdt_eps eps, rdt_eps *count, rdt_eps *rest) {
 }
 
 /* Contract 3b: the depth for a (noisy) row count. */
-static uint32_t pt_auto_depth(double n_hat, double eps, uint32_t n_classes) {
-  double leaves = n_hat * eps / (RDT_LEARN_TREE_LEAF_ROWS * n_classes);
+static uint32_t pt_auto_depth(double n_hat, double eps) {
+  double leaves = n_hat * eps / RDT_LEARN_TREE_LEAF_ROWS;
   uint32_t D = 1;
   while (D < RDT_PT_MAX_DEPTH && leaves >= (double)(2u << D)) D++; /* 2^(D+1) <= leaves: one more level */
   return D;
@@ -565,7 +569,7 @@ static int pt_choose_depth(pt_state *st, rdt_rng *noise, const rdt_eps *count_ep
   double n_hat = n_exact;
   if (st->is_private) n_hat += (double)rdt_discrete_laplace(noise, cs, ct);
   double eps = st->is_private ? rdt_eps_to_double(st->eps_count) + rdt_eps_to_double(st->eps_rest) : 1;
-  st->depth_eff = st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, eps, st->n_classes) : 0;
+  st->depth_eff = st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, eps) : 0;
   if (st->is_private) pt_split(st->eps_rest, st->depth_eff, &st->eps_level, &st->eps_leaf);
   return 1;
 }
@@ -1028,7 +1032,7 @@ static int pt_plan(const void *state, double n_hat, rdt_learn_plan *out) {
   if (st->depth) total.num += st->eps_level.num * st->depth_eff;
   double eps = st->depth ? rdt_eps_to_double(total) : rdt_eps_to_double(st->eps_count) + rdt_eps_to_double(total);
   uint32_t D = st->depth ? st->depth_eff
-                         : st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, st->is_private ? eps : 1, st->n_classes)
+                         : st->total_cand ? pt_auto_depth(n_hat > 0 ? n_hat : 0, st->is_private ? eps : 1)
                                           : 0;
   pt_split(total, D, &level, &leaf);
   out->cells = (double)((uint64_t)1 << D);
