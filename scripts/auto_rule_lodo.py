@@ -21,6 +21,7 @@ import statistics
 from pathlib import Path
 
 import learners_accuracy as la
+from lodo import leave_one_out
 
 ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ["naive_bayes", "boost", "private_tree", "matrix_forest", "random_trees"]
@@ -106,10 +107,7 @@ def main():
              "| held-out set | parameters chosen on the other 17 | picks at eps " + ", ".join(eps_list) +
              " | regret (points) | within the target |", "|---|---|---|---|---|"]
     total, missed, today = [], 0, []
-    for held in names:
-        train = [c for c in cases if c["set"] != held]
-        best = min(grid, key=lambda p: statistics.mean(regret(c, rule(c, *p)) for c in train))
-        test = [c for c in cases if c["set"] == held]
+    for held, best, test in leave_one_out(cases, grid, lambda c, p: regret(c, rule(c, *p))):
         picks = [rule(c, *best) for c in test]
         regs = [regret(c, p) for c, p in zip(test, picks)]
         ok = [r <= tol(c) for c, r in zip(test, regs)]

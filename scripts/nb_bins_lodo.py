@@ -13,12 +13,12 @@ Usage: /usr/bin/python3 scripts/nb_bins_lodo.py [--data DIR] [--grid JSON] [--ou
 """
 import argparse
 import itertools
-import json
 import math
 import statistics
 from pathlib import Path
 
 import learners_accuracy as la
+from lodo import cached_grid, leave_one_out
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = (0.25, 1.0, 4.0)
@@ -68,13 +68,7 @@ def main():
     ap.add_argument("--grid", default=str(ROOT / "build" / "nb_bins_grid.json"))
     ap.add_argument("--out", default=str(ROOT / "build" / "nb_bins_lodo.md"))
     args = ap.parse_args()
-    grid_path = Path(args.grid)
-    if grid_path.is_file():
-        grid = json.loads(grid_path.read_text())
-    else:
-        grid = measure(args.data)
-        grid_path.parent.mkdir(parents=True, exist_ok=True)
-        grid_path.write_text(json.dumps(grid))
+    grid = cached_grid(args.grid, lambda: measure(args.data))
     cases = []
     for key, v in grid.items():
         name, eps = key.split("|")
@@ -88,10 +82,8 @@ def main():
     lines = ["| held-out set (d, K) | (c, a) chosen on the others | regret at ε 0.25, 1, 4 (points) | today's rule |",
              "|---|---|---|---|"]
     held, today, chosen = [], [], []
-    for h in sorted({c["set"] for c in cases}):
-        train = [c for c in cases if c["set"] != h]
-        test = sorted((c for c in cases if c["set"] == h), key=lambda c: c["eps"])
-        best = min(family, key=lambda p: statistics.mean(regret(c, p) for c in train))
+    for h, best, test in leave_one_out(cases, family, regret):
+        test.sort(key=lambda c: c["eps"])
         chosen.append(best)
         r = [regret(c, best) for c in test]
         r0 = [regret(c, TODAY) for c in test]

@@ -14,11 +14,11 @@ Usage: /usr/bin/python3 scripts/private_tree_depth_lodo.py [--data DIR] [--grid 
 """
 import argparse
 import itertools
-import json
 import statistics
 from pathlib import Path
 
 import learners_accuracy as la
+from lodo import cached_grid, leave_one_out
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = (0.25, 1.0, 4.0)
@@ -72,13 +72,7 @@ def main():
     ap.add_argument("--grid", default=str(ROOT / "build" / "private_tree_depth_grid.json"))
     ap.add_argument("--out", default=str(ROOT / "results" / "private_tree_depth.md"))
     args = ap.parse_args()
-    grid_path = Path(args.grid)
-    if grid_path.is_file():
-        grid = json.loads(grid_path.read_text())
-    else:
-        grid = measure(args.data)
-        grid_path.parent.mkdir(parents=True, exist_ok=True)
-        grid_path.write_text(json.dumps(grid))
+    grid = cached_grid(args.grid, lambda: measure(args.data))
     cases = []
     for key, v in grid.items():
         name, eps = key.split("|")
@@ -89,7 +83,6 @@ def main():
         return max(case["acc"].values()) - case["acc"][depth(case, *p)]
 
     family = list(itertools.product(C_GRID, A_GRID))
-    names = sorted({c["set"] for c in cases})
     lines = ["# The private tree's automatic depth, chosen leaving one data set out (issue 33)", "",
              "Written by `/usr/bin/python3 scripts/private_tree_depth_lodo.py`. The private tree trained at every "
              "fixed depth 1..8 on each classification set at ε = 0.25, 1 and 4 (0.95 ε, the share an automatic "
@@ -100,10 +93,8 @@ def main():
              "| held-out set (K) | (c, a) chosen on the others | regret at ε 0.25, 1, 4 (points) | "
              "rule 8K/ε (the previous one) |", "|---|---|---|---|"]
     held, before, chosen = [], [], []
-    for h in names:
-        train = [c for c in cases if c["set"] != h]
-        test = sorted((c for c in cases if c["set"] == h), key=lambda c: c["eps"])
-        best = min(family, key=lambda p: statistics.mean(regret(c, p) for c in train))
+    for h, best, test in leave_one_out(cases, family, regret):
+        test.sort(key=lambda c: c["eps"])
         chosen.append(best)
         r = [regret(c, best) for c in test]
         r0 = [regret(c, TODAY_BEFORE) for c in test]
