@@ -1062,13 +1062,17 @@ class LearnerModel:
         self.chosen = self.learner
         if lid == 5:  # auto.c: chosen id, picked id, n^, s, gain, the constant's ε share, [the guard's sensitivity,] the chosen payload
             chosen, picked, n_hat, snr, gain, eps_k = r.u32(), r.u32(), r.f64(), r.f64(), r.f64(), r.u64()
-            # bit 31 of the picked id: the guard's sensitivity follows (auto.c step 6); 1 before it
+            # bit 31 of the picked id: the guard's sensitivity follows (auto.c step 6); 1 before it.
+            # bit 30: no guard, the validation rows trained the pick (step 4a: only where n^ eps / 100 < 19)
             sensitivity = r.f64() if picked & 0x80000000 else 1.0
-            picked &= 0x7FFFFFFF
+            unguarded, has_sensitivity = bool(picked & 0x40000000), bool(picked & 0x80000000)
+            picked &= 0x3FFFFFFF
             if (not 0 <= sensitivity <= 1 or (not self.regression and sensitivity != 1) or chosen not in _LEARNERS or chosen == 5 or (picked and (picked not in _LEARNERS or picked == 5))
                     or eps_k != eps_num // 20 or not _finite(n_hat)
                     or not (_finite(snr) or (not self.private and snr == math.inf))
-                    or math.isinf(gain)):
+                    or math.isinf(gain)
+                    or (unguarded and (not has_sensitivity or not self.private or self.regression or gain != 0 or chosen != picked or picked == 1
+                                       or n_hat * math.ldexp(eps_num, -32) * 0.01 >= 19))):
                 raise ModelError("invalid model: malformed learner state (auto)")
             if self.private:
                 # the constant fallback has ε/20; any pick (the constant the rule picked too) the rest

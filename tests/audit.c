@@ -1788,29 +1788,42 @@ static void audit_nb_rounds(int broken) {
               k[0], k[1], NBR_EVENTS, NBR_RUNS, rdt_eps_to_double(c.eps), !broken);
 }
 
-/* ---- mechanism: auto in shard mode's rounds (learners/auto.c, step 7) -----
-** (sql_shard.c contract 9) Classification, one numeric feature, eps 1, the
-** plan's structure key keying the validation coins. Every round end to end
-** over two sites as above: the constant's round, the pick's own rounds (the
-** matrix forest here: one round of counters), the guard's round. Site A
-** holds AUR_ROWS rows, every one a training row by its coin (rows whose
-** coin says validation are skipped): 3/4 of class 0 at x in [0.05, 0.35),
-** the rest of class 1 at x in [0.6, 0.9); site B nothing on D, and on D'
-** the added row, of class 1 at x >= 0.75 and a validation row by its coin
-** (each coin read by running round 0 on the row alone: a training row adds
-** 1 to the constant's counts). So the training side's releases are the same
-** on D and D', and the guard's exact sum is 0 on D and, on D', the pick's
-** correct prediction of the added row minus the constant's (majority class
-** 0): 1 when the pick gets it right, nearly always. Released and read: the
-** model's noisy gain (discrete Laplace of scale 1/eps around that sum); its
-** events have a privacy loss of at most eps. The broken twin holds the
-** added row at both sites (a row counted twice, which no site can see;
-** identical rows share a coin): the gain moves by 2, a loss of up to 2 eps. */
-#define AUR_ROWS 400
+/* ---- mechanism: auto in shard mode's rounds (learners/auto.c, steps 4a, 7) -
+** (sql_shard.c contract 9) Classification, one numeric feature, the plan's
+** structure key keying the validation coins. Every round end to end over two
+** sites as above: the constant's round, the pick's own rounds, and the
+** guard's round where it runs. Site A holds its rows, every one a training
+** row by its coin (rows whose coin says validation are skipped): 3/4 of
+** class 0 at x in [0.05, 0.35), the rest of class 1 at x in [0.6, 0.9); site
+** B nothing on D, and on D' the added row, of class 1 at x >= 0.75 and a
+** validation row by its coin (each coin read by running round 0 on the row
+** alone: a training row adds 1 to the constant's counts). So the constant's
+** release (and with it n^, the pick and whether the guard runs) is the same
+** on D and D'.
+** Guarded (eps 2, 1200 rows: n^ eps about 2400 >= 1900): the training side's
+** releases are the same on D and D', and the guard's exact sum is 0 on D and,
+** on D', the pick's correct prediction of the added row minus the constant's
+** (majority class 0): 1 when the pick gets it right, nearly always. Released
+** and read: the model's noisy gain (discrete Laplace of scale 1/eps around
+** that sum). The broken twin holds the added row at both sites (a row counted
+** twice, which no site can see; identical rows share a coin): the gain moves
+** by 2, a loss of up to 2 eps.
+** Unguarded (step 4a; eps 1, 400 rows, all of class 0: n^ eps about 400 <
+** 1900): the slice's rows train the pick, so the added row reaches the pick's
+** release (the matrix forest here, with eps_m). Released and read: the
+** model's probability of class 1 at the added row's x, where no other row
+** lies. The broken twin holds AURU_COPIES copies of
+** the added row at each site (a row counted 2 x AURU_COPIES times): the leaf's
+** class count moves by that many, beyond what eps allows. */
+#define AUR_ROWS 1200
+#define AURU_ROWS 400
+#define AURU_COPIES 3
 #define AUR_RUNS (SAMPLES / 40)
 #define AUR_EVENTS 4
-static const char *AUR_OPTS = "{\"algorithm\": \"auto\", \"epsilon\": 1, \"classes\": [0, 1], "
+static const char *AUR_OPTS = "{\"algorithm\": \"auto\", \"epsilon\": 2, \"classes\": [0, 1], "
                               "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+static const char *AURU_OPTS = "{\"algorithm\": \"auto\", \"epsilon\": 1, \"classes\": [0, 1], "
+                               "\"features\": [{\"name\": \"a\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
 
 /* Whether the row (x, cls) alone is a training row: round 0 at one site. */
 static int aur_training(const rdt_learn_common *c, const rdt_json *root, const rdt_schema *schema, double x,
@@ -1827,51 +1840,70 @@ static int aur_training(const rdt_learn_common *c, const rdt_json *root, const r
   return ok && (total == 0 || total == 1);
 }
 
-static void audit_auto_rounds(int broken) {
+static void audit_auto_rounds(int guarded, int broken) {
   const rdt_learner *L = &rdt_learner_auto;
   rdt_json *root = NULL;
   rdt_schema schema;
   rdt_learn_common c;
-  if (!parse_learner_for_audit(L, AUR_OPTS, &root, &schema, &c, "auto rounds")) return;
+  if (!parse_learner_for_audit(L, guarded ? AUR_OPTS : AURU_OPTS, &root, &schema, &c, "auto rounds")) return;
   c.keyed = 1;
   memset(c.structure_key, 0x5a, sizeof c.structure_key);
-  double site_a[AUR_ROWS + 1], site_b[1] = {0};
-  uint32_t cls_a[AUR_ROWS + 1], cls_b[1] = {1};
+  const int rows_a = guarded ? AUR_ROWS : AURU_ROWS, copies = guarded ? 1 : AURU_COPIES;
+  double site_a[AUR_ROWS + AURU_COPIES], site_b[AURU_COPIES];
+  uint32_t cls_a[AUR_ROWS + AURU_COPIES], cls_b[AURU_COPIES];
   rdt_rng rng;
-  seeded(&rng, "auto-rounds-coins", 0);
+  seeded(&rng, guarded ? "auto-rounds-coins" : "auto-rounds-unguarded-coins", 0);
   int ok = 1, found = 0, training = 0;
   /* site A: training rows only; the added row: a validation row */
-  for (int j = 0, t = 0; ok && j < AUR_ROWS; t++) {
-    cls_a[j] = j % 4 == 3;
-    double x = (cls_a[j] ? 0.6 : 0.05) + 0.3 * t / (1.25 * AUR_ROWS);
+  for (int j = 0, t = 0; ok && j < rows_a; t++) {
+    cls_a[j] = guarded && j % 4 == 3; /* unguarded: class 0 only, so the added row's cells hold no other row */
+    double x = (cls_a[j] ? 0.6 : 0.05) + 0.3 * t / (1.25 * rows_a);
     ok = aur_training(&c, root, &schema, x, cls_a[j], &rng, &training);
     if (training) site_a[j++] = x;
   }
   for (int t = 0; ok && !found && t < 1000; t++) {
     site_b[0] = 0.75 + t * 1e-4;
+    cls_b[0] = 1;
     ok = aur_training(&c, root, &schema, site_b[0], cls_b[0], &rng, &training);
     found = !training;
   }
   rdt_rng_clear(&rng);
-  site_a[AUR_ROWS] = site_b[0]; /* the twin's copy of the added row at site A */
-  cls_a[AUR_ROWS] = cls_b[0];
+  for (int i = 0; i < copies; i++) { /* the twin's copies of the added row (at both sites) */
+    site_b[i] = site_a[rows_a + i] = site_b[0];
+    cls_b[i] = cls_a[rows_a + i] = 1;
+  }
   const double *rows[2] = {site_a, site_b};
   const uint32_t *cls[2] = {cls_a, cls_b};
   long k[2][AUR_EVENTS] = {{0}};
-  seeded(&rng, broken ? "auto-rounds-broken" : "auto-rounds", 0);
+  seeded(&rng, guarded ? (broken ? "auto-rounds-broken" : "auto-rounds") : (broken ? "auto-rounds-u-broken" : "auto-rounds-u"), 0);
   ok = ok && found;
   for (long i = 0; i < AUR_RUNS && ok; i++) {
     for (int side = 0; side < 2 && ok; side++) {
-      const int n[2] = {AUR_ROWS + (broken && side), side};
+      const int n[2] = {rows_a + (broken && side ? copies : 0), side ? (broken ? copies : 1) : 0};
       rdt_bytes m;
-      ok = sites_run(L, &c, root, &schema, 1, rows, cls, n, &rng, &m) >= 3 && m.n >= 32;
-      if (ok) {
+      int taken = sites_run(L, &c, root, &schema, 1, rows, cls, n, &rng, &m);
+      ok = m.n >= 48;
+      if (ok && guarded) { /* the constant's round, the pick's (one or more), the guard's */
         rdt_reader rd = {m.p, m.n, 24, 0}; /* chosen id, picked id, n^, s, then the gain */
         double gain = rdt_read_f64(&rd);
+        ok = taken >= 3 && !rd.bad;
         k[side][0] += gain >= 1;
         k[side][1] += gain >= 2;
         k[side][2] += gain <= 0;
         k[side][3] += gain <= -1;
+      } else if (ok) { /* no guard round; the model's probability of class 1 at the added row */
+        rdt_reader rd = {m.p, m.n, 0, 0};
+        void *st = L->decode(&rd, &schema, &c);
+        double p[3] = {0};
+        ok = taken >= 2 && st && !rd.bad && rd.pos == m.n && (rdt_read_u32(&(rdt_reader){m.p, m.n, 4, 0}) & 0x40000000u);
+        if (st) {
+          L->predict(st, site_b, p);
+          L->free(st);
+        }
+        k[side][0] += p[1] >= 0.6;
+        k[side][1] += p[1] >= 0.8;
+        k[side][2] += p[1] <= 0.4;
+        k[side][3] += p[1] <= 0.2;
       }
       rdt_bytes_free(&m);
     }
@@ -1880,12 +1912,18 @@ static void audit_auto_rounds(int broken) {
   rdt_json_free(root);
   rdt_schema_free(&schema);
   if (!ok) {
-    check(0, "auto rounds audit: a round failed, or no row had the coin it needs");
+    check(0, guarded ? "auto rounds audit: a round failed, or no row had the coin it needs"
+                     : "auto unguarded rounds audit: a round failed, the guard ran, or no row had the coin it needs");
     return;
   }
-  report_runs(broken ? "auto in rounds with the added validation row at both sites (a row counted twice; broken twin)"
-                     : "auto in rounds over 2 sites (the constant, the pick's rounds, the guard), 400 training rows vs one validation row more",
-              k[0], k[1], AUR_EVENTS, AUR_RUNS, rdt_eps_to_double(c.eps), !broken);
+  if (guarded)
+    report_runs(broken ? "auto in rounds with the added validation row at both sites (a row counted twice; broken twin)"
+                       : "auto in rounds over 2 sites (the constant, the pick's rounds, the guard), 1200 training rows vs one validation row more",
+                k[0], k[1], AUR_EVENTS, AUR_RUNS, rdt_eps_to_double(c.eps), !broken);
+  else
+    report_runs(broken ? "auto without a guard in rounds, the added validation row 6 times (broken twin)"
+                       : "auto without a guard in rounds (step 4a: the slice trains the pick), 400 training rows vs one validation row more",
+                k[0], k[1], AUR_EVENTS, AUR_RUNS, rdt_eps_to_double(c.eps), !broken);
 }
 
 /* ---- mechanism: the matrix_forest learner (learners/matrix_forest.c) ------
@@ -2340,8 +2378,10 @@ int main(void) {
   audit_private_tree_rounds(1);
   audit_nb_rounds(0);
   audit_nb_rounds(1);
-  audit_auto_rounds(0);
-  audit_auto_rounds(1);
+  audit_auto_rounds(1, 0);
+  audit_auto_rounds(1, 1);
+  audit_auto_rounds(0, 0);
+  audit_auto_rounds(0, 1);
   audit_private_tree_depth(0);
   audit_private_tree_depth(1);
   audit_unit(0);

@@ -34,6 +34,8 @@ CREATE TABLE votes(handicapped_infants, water_project_cost_sharing, adoption_of_
   superfund_right_to_sue, crime, duty_free_exports, export_administration_act_south_africa, label);
 .import --csv --skip 1 tests/data/congressional_voting.csv votes
 UPDATE votes SET handicapped_infants = NULLIF(handicapped_infants, ''), physician_fee_freeze = NULLIF(physician_fee_freeze, '');
+-- 2100 rows whose label carries no signal: enough rows for auto's classification guard (n^ eps >= 1900)
+CREATE TABLE noise AS SELECT (value % 97) * 1.0 AS x, (value * 7919) % 13 > 6 AS label FROM generate_series(1, 2100);
 CREATE TABLE models(name TEXT, model BLOB);
 INSERT INTO models SELECT 'bank_threshold', rdt_train('{"epsilon": 1, "trees": 7, "depth": 6, "features": [
   {"name": "variance", "type": "numeric", "min": -8, "max": 7}, {"name": "skewness", "type": "numeric", "min": -14, "max": 13},
@@ -200,7 +202,7 @@ learner() { # name, options (without braces), query
   learner bank_nb_chosen_bayes "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 2, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner bank_nb_chosen_moments "\"algorithm\": \"naive_bayes\", \"readout\": \"auto\", \"epsilon\": 1, \"seed\": 3, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
   learner bank_auto_tree "\"epsilon\": 0.3, \"seed\": 1, \"classes\": [0, 1], \"features\": [$bank_feats]" "$bank_q"
-  learner votes_auto_constant "\"epsilon\": 0.1, \"seed\": 5, \"classes\": [\"democrat\", \"republican\"], \"features\": [$votes_feats]" "$votes_q"
+  learner noise_auto_constant "\"epsilon\": 1, \"seed\": 14, \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 100}]" "SELECT label, x FROM noise"
   learner bank_auto_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q"
   learner bank_auto_constant_regression "\"task\": \"regression\", \"target\": {\"min\": -9, \"max\": 3}, \"epsilon\": 1, \"seed\": 15, \"features\": [$bank3_feats]" "$reg_q WHERE rowid <= 100"
   learner bank_nb_copied "\"algorithm\": \"naive_bayes\", \"epsilon\": 1, \"seed\": 19, \"classes\": {\"copied_from_rows\": [0, 1]}, \"features\": [$bank_feats]" "$bank_q"
@@ -220,7 +222,10 @@ expect "auto chose naive_bayes with the moments readout (car, seed 1)" "naive_ba
 expect "naive_bayes chose each readout on its rows (payload version 5: banknote, seeds 2 and 3)" "bayes moments auto auto" \
   "$(info bank_nb_chosen_bayes readout) $(info bank_nb_chosen_moments readout | cut -d: -f1) $(info bank_nb_chosen_bayes readout_rule | cut -d: -f1) $(info bank_nb_chosen_moments readout_rule | cut -d: -f1)"
 expect "auto chose private_tree (banknote, epsilon 0.3)" private_tree "$(info bank_auto_tree chosen)"
-expect "auto's guard fell back to its constant model (votes, epsilon 0.1)" constant "$(info votes_auto_constant chosen)"
+expect "auto's guard fell back to its constant model (2100 rows without signal, epsilon 1)" "constant matrix_forest" \
+  "$(info noise_auto_constant chosen) $(info noise_auto_constant auto.rule_picked)"
+expect "auto without a guard (n^ eps < 1900: car at epsilon 1, banknote at 0.3): no gain, the slice trained the pick" "null null 1 1" \
+  "$(info car_auto_moments auto.validation_gain | sed 's/^$/null/') $(info bank_auto_tree auto.validation_gain | sed 's/^$/null/') $("$shell" "$tmp/db" ".load $ext" "SELECT sum(json_extract(rdt_info(model), '\$.auto.validation_choice') LIKE 'none: its slice%') FROM models WHERE name = 'car_auto_moments'") $("$shell" "$tmp/db" ".load $ext" "SELECT sum(json_extract(rdt_info(model), '\$.auto.validation_choice') LIKE 'none: its slice%') FROM models WHERE name = 'bank_auto_tree'")"
 expect "auto chose boost (regression)" boost "$(info bank_auto_regression chosen)"
 expect "auto's rule picked the constant model itself (regression on 100 rows), at its larger share" "constant constant" \
   "$(info bank_auto_constant_regression chosen) $(info bank_auto_constant_regression auto.rule_picked)"
@@ -237,6 +242,7 @@ for name in $learner_models; do
   case $name in
     car_*) check_reader "$name" "$car_cols" car "learner: $name" ;;
     votes_*) check_reader "$name" "$votes_cols" votes "learner: $name" ;;
+    noise_*) check_reader "$name" x noise "learner: $name" ;;
     *_regression) check_reader "$name" "$bank3_cols" bank "learner: $name" ;;
     *) check_reader "$name" "$bank_cols" bank "learner: $name" ;;
   esac

@@ -8,7 +8,8 @@
 **   1. Rows: one in AUTO_VALIDATION_SHARE goes to the validation slice (kept
 **      in memory: 8 (d + 1) bytes per row); the others train every
 **      candidate the rule could pick at once (one pass) and the constant
-**      model.
+**      model. Where step 4a finds no guard, the slice's rows train the pick
+**      too, before its release.
 **   2. The constant model is released with ε_k = ε / AUTO_CONSTANT_SHARE on
 **      the training rows [constant.c: ε_k-DP]; its noisy total is the noisy
 **      row count n^ (post-processing).
@@ -58,15 +59,32 @@
 **      model is kept unless that noisy gain is below minus one noise scale
 **      (-D/ε, -1/ε for classification: the constant clearly ahead), else
 **      the constant model (post-processing; a public margin).
+**   4a. Classification runs the guard only where its slice can resolve what
+**      it is for: a pick AUTO_GUARD_RESOLVES (G, the target's one point of
+**      accuracy) under the constant. The slice holds about n^ / (SHARE - 1)
+**      rows (n^ counts the training rows), where such a pick's expected
+**      gain, -G n^ / (SHARE - 1), reaches the margin -1/eps only when
+**      n^ eps G >= SHARE - 1 (n^ eps >= 1900). Below that the guard only
+**      drops good picks at random (half exp(-1) of the time when the pick
+**      ties the constant), so there is none: the slice's rows are fed to the
+**      pick before its release, the model stores no gain (rdt_info: null)
+**      and says why. A function of n^ and eps (post-processing). Regression
+**      and non-private runs always run the guard.
 **   4b. Naive Bayes is trained with "readout": "auto": it chooses between
 **      its two readouts on its own training rows, within its ε_m
 **      [naive_bayes.c, contract 6c]. Models written before that chose on
 **      the validation slice by one report-noisy-max over the readouts and
 **      the constant model (no gain released: stored as NaN); they are
 **      still read and described.
-**   Training rows spend ε_k + ε_m = ε, validation rows ε, and the parts are
-**   disjoint: ε-DP in total (parallel composition). The released model is
-**   one of two released models, picked by a released number.
+**   Training rows spend ε_k + ε_m = ε, validation rows ε (the guard) or ε_m
+**   (4a: the pick), and the parts are disjoint: ε-DP in total (parallel
+**   composition). Whether the slice feeds the guard or the pick is a
+**   function of n^, released from the training rows alone: a row added to
+**   the slice leaves n^ and that choice unchanged and meets one release of
+**   at most ε; a row added to the training rows meets the constant's and
+**   the pick's (ε_k + ε_m) whatever the choice, and the guard reads the
+**   training rows only through released models. The released model is one
+**   of two released models, picked by a released number.
 **   5. Memory: the candidates' states (boosting and the private tree keep a
 **      binned copy of the training rows, naive Bayes their bins for its
 **      readout choice) and the validation slice.
@@ -78,7 +96,9 @@
 **      (its contract-10 hooks; a candidate of one round of counters, the
 **      constant or the matrix forest, in one round: its counters summed,
 **      its finish()), each message carrying the constant's payload, n^,
-**      the pick and the pick's own message; then the guard round, whose
+**      the pick and the pick's own message (4a: without a guard the pick's
+**      rounds read the validation rows too and there is no guard round;
+**      every party applies 4a to the released n^); then the guard round, whose
 **      message carries the pick's released payload: each site sums, over
 **      its validation rows, the pick's correct predictions minus the
 **      constant's (classification), or each row's gain in units of
@@ -110,7 +130,9 @@
 **      validation side: the guard's sum, sensitivity 1 (classification:
 **      one row moves the difference of two counting queries by at most 1)
 **      or D (regression: one row's rounded, clamped gain), discrete or
-**      lattice Laplace with eps: eps-DP given the released models. In all
+**      lattice Laplace with eps: eps-DP given the released models; or,
+**      without a guard (4a, decided on the released n^, which the
+**      validation rows do not touch), the pick's rounds, eps_m. In all
 **      eps-DP. Identical rows share a coin (all on one side): the guarantee
 **      is unchanged; only a data set of few distinct rows may see its
 **      validation slice lumpier than 1 in 20. A seeded shard run is
@@ -120,10 +142,12 @@
 **      round of counters: round_open(0) refuses, before any row, when one
 **      cannot (data-independent: the candidates are the options' and the
 **      schema's), naming it.
-**   6. Payload: chosen id, picked id (bit 31: D follows), n^, s, gain,
-**      the constant's share, D (f64 in [0, 1]; 1 for classification),
-**      the chosen learner's payload. Models written before D have no flag
-**      and no D, and read as D = 1.
+**   6. Payload: chosen id, picked id (bit 31: D follows; bit 30: no guard,
+**      4a), n^, s, gain (0 without a guard), the constant's share, D (f64 in
+**      [0, 1]; 1 for classification), the chosen learner's payload. Models
+**      written before D have no flag and no D, and read as D = 1. decode()
+**      takes bit 30 only where 4a holds on the stored n^ and eps (a
+**      classification pick kept, gain 0, bit 31 set).
 */
 #include "auto.h"
 
@@ -141,6 +165,10 @@
 #define AUTO_BINS 10
 #define AUTO_MAX_CANDIDATES 6
 #define AUTO_PICKED_SENSITIVITY 0x80000000u /* step 6: a guard sensitivity follows the constant's share */
+#define AUTO_PICKED_UNGUARDED 0x40000000u   /* step 6: no guard; the slice's rows trained the pick (4a) */
+/* Step 4a: the classification guard is there to catch a pick under the
+** constant model by the target's one point: a fraction G of the rows. */
+#define AUTO_GUARD_RESOLVES 0.01
 /* Regression: boosting's intercept (ε_m/10 over three releases, boost.c
 ** contract 2) has noise sd 15 sqrt(2) / (n^ ε_m) of the target range, 7.5
 ** times the constant model's at the same ε; boosting is picked where that sd
@@ -179,6 +207,7 @@ typedef struct auto_state {
   double sensitivity;            /* step 4: the gain's sensitivity (1, or regression's bound) */
   int stores_sensitivity;        /* step 6's flag: written since the bound (1 in models trained now) */
   uint32_t picked;               /* id of the candidate the rule picked */
+  int unguarded;                 /* step 4a: no guard; the validation rows trained the pick */
   /* step 7, rounds */
   const rdt_schema *schema;      /* the caller's, alive as long as the state (decoding releases) */
   rdt_learn_common ck;           /* the constant's facts: eps_k */
@@ -486,6 +515,17 @@ static double guard_margin(const auto_state *a) {
   return a->c.is_private ? a->sensitivity / rdt_eps_to_double(a->c.eps) : 0;
 }
 
+/* Step 4a: whether the classification guard can resolve a pick one point
+** (G) under the constant. Its slice holds about n^ / (SHARE - 1) rows (n^
+** counts the training rows), where such a pick's expected gain is -G n^ /
+** (SHARE - 1); it reaches the margin -1/eps (the noise's median then drops
+** the pick) only when n^ eps G >= SHARE - 1. Regression and non-private
+** runs always run the guard (post-processing of n^). */
+static int guard_resolves(const auto_state *a) {
+  if (!a->n_classes || !a->c.is_private) return 1;
+  return a->n_hat * rdt_eps_to_double(a->c.eps) * AUTO_GUARD_RESOLVES >= AUTO_VALIDATION_SHARE - 1;
+}
+
 /* Step 4's bound on a regression row's gain, in units of the target range:
 ** | |q - y| - |p(x) - y| | <= |p(x) - q| <= the largest distance from the
 ** constant's prediction q to the pick's span (learner.h), a function of the
@@ -541,9 +581,18 @@ static int auto_finish(void *st, rdt_rng *noise) {
     a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
     a->cst[i] = NULL;
   }
+  /* Step 4a: where the guard cannot resolve its point, the slice's rows
+  ** train the pick instead (before its release). */
+  a->unguarded = ok && pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a);
+  if (a->unguarded) {
+    for (uint64_t v = 0; v < a->nv; v++)
+      a->cand[pick]->row(a->cst[pick], a->vx + (size_t)v * a->d, (uint32_t)a->vy[v], 0);
+    wipe_validation(a);
+  }
   if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
-  /* The rule picked the constant model itself (regression): no guard. */
-  if (ok && pick == CAND_CONSTANT) {
+  /* The rule picked the constant model itself (regression), or the guard
+  ** cannot resolve its point: no guard. */
+  if (ok && (pick == CAND_CONSTANT || a->unguarded)) {
     a->picked = a->cand[pick]->id;
     wipe_validation(a);
     a->gain = 0;
@@ -584,7 +633,8 @@ static int auto_finish(void *st, rdt_rng *noise) {
 static void auto_encode(const void *st, rdt_bytes *out) {
   const auto_state *a = st;
   rdt_bytes_u32(out, a->chosen->id);
-  rdt_bytes_u32(out, a->picked | (a->stores_sensitivity ? AUTO_PICKED_SENSITIVITY : 0));
+  rdt_bytes_u32(out, a->picked | (a->stores_sensitivity ? AUTO_PICKED_SENSITIVITY : 0) |
+                         (a->unguarded ? AUTO_PICKED_UNGUARDED : 0));
   rdt_bytes_f64(out, a->n_hat);
   rdt_bytes_f64(out, a->snr);
   rdt_bytes_f64(out, a->gain);
@@ -599,7 +649,8 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   uint32_t chosen = rdt_read_u32(in);
   a->picked = rdt_read_u32(in);
   a->stores_sensitivity = (a->picked & AUTO_PICKED_SENSITIVITY) != 0;
-  a->picked &= ~AUTO_PICKED_SENSITIVITY;
+  a->unguarded = (a->picked & AUTO_PICKED_UNGUARDED) != 0;
+  a->picked &= ~(AUTO_PICKED_SENSITIVITY | AUTO_PICKED_UNGUARDED);
   a->n_hat = rdt_read_f64(in);
   a->snr = rdt_read_f64(in);
   a->gain = rdt_read_f64(in);
@@ -611,7 +662,9 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   if (in->bad || !a->chosen || a->chosen == &rdt_learner_auto || (a->picked && (!picked || picked == &rdt_learner_auto)) ||
       eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !(a->sensitivity >= 0 && a->sensitivity <= 1) ||
       (a->n_classes && a->sensitivity != 1) || !isfinite(a->n_hat) || !(isfinite(a->snr) || (!c->is_private && a->snr == INFINITY)) ||
-      !(isfinite(a->gain) || isnan(a->gain))) { /* without noise the rule's s is infinite; NaN: step 4b */
+      !(isfinite(a->gain) || isnan(a->gain)) || /* without noise the rule's s is infinite; NaN: step 4b */
+      (a->unguarded && (!a->stores_sensitivity || !a->n_classes || a->gain != 0 || a->chosen->id != a->picked ||
+                        a->picked == constant_id() || guard_resolves(a)))) { /* 4a: only where it is the rule */
     in->bad = 1;
     free(a);
     return NULL;
@@ -640,26 +693,31 @@ static void auto_predict(const void *st, const double *x, double *out) {
 static void auto_describe(const void *st, rdt_bytes *json) {
   const auto_state *a = st;
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
-  char buf[1100], snr[32], gain[32];
+  char buf[1400], snr[32], gain[32];
   double eps = rdt_eps_to_double(a->c.eps), ek = rdt_eps_to_double(constant_eps(a->c.eps));
   /* JSON has no infinity: without noise s is infinite, shown as null */
   if (isfinite(a->snr)) snprintf(snr, sizeof snr, "%.17g", a->snr);
   else snprintf(snr, sizeof snr, "null");
   /* step 4b releases only its winner: no gain */
-  if (isnan(a->gain)) snprintf(gain, sizeof gain, "null");
+  if (isnan(a->gain) || a->unguarded) snprintf(gain, sizeof gain, "null");
   else snprintf(gain, sizeof gain, "%.17g", a->gain);
+  char unguarded[200];
+  snprintf(unguarded, sizeof unguarded,
+           "none: its slice cannot resolve a pick one point under the constant (noisy_rows x epsilon below %g), so "
+           "its rows trained the pick", (AUTO_VALIDATION_SHARE - 1) / AUTO_GUARD_RESOLVES);
   snprintf(buf, sizeof buf,
            "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
            "\"boost_above\":%g,\"guard_sensitivity\":%.17g,\"guard_margin\":%.17g,\"validation_gain\":%s,\"validation_choice\":\"%s\",\"validation_share\":%g,\"epsilon_constant\":%.17g,"
            "\"epsilon_model\":%.17g,\"epsilon_validation\":%.17g,\"why_private\":\"training and validation rows "
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
-           "epsilon_validation, each at most epsilon\"},",
+           "epsilon_validation (%s), each at most epsilon\"},",
            a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, a->sensitivity, guard_margin(a), gain,
            isnan(a->gain) ? "report noisy max over the readouts and the constant (a model written before naive Bayes chose its own readout)"
            : a->picked == constant_id() ? "none: the rule picked the constant model (epsilon_model)"
-                                                  : "noisy gain over the constant",
+           : a->unguarded ? unguarded : "noisy gain over the constant",
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
-           a->c.is_private ? eps : 0);
+           a->c.is_private ? (a->unguarded ? eps - ek : eps) : 0,
+           a->unguarded ? "they trained the pick" : "the guard");
   rdt_bytes_text(json, buf);
   a->chosen->describe(a->chosen_state, json);
 }
@@ -733,8 +791,8 @@ static void round_row(auto_state *a, const double *x, uint32_t cls, double targe
     if (!validation) a->konst->row(a->kst, x, cls, target);
     return;
   }
-  if (a->phase == 1) {
-    if (!validation) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
+  if (a->phase == 1) { /* step 4a: without a guard the slice trains the pick too */
+    if (!validation || a->unguarded) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
     return;
   }
   if (!validation) return;
@@ -773,6 +831,7 @@ static int apply_rule(auto_state *a) {
     a->cand[i]->free(a->cst[i]);
     a->cst[i] = NULL;
   }
+  a->unguarded = pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a); /* step 4a */
   return pick;
 }
 
@@ -810,7 +869,7 @@ static int read_round(auto_state *a, uint32_t r, const unsigned char *msg, size_
     if (a->pick_rounds && !l->round_open(a->cst[pick], sub, sub ? pp : NULL, (size_t)pn, err, en)) return 0;
     return 1;
   }
-  if (sub != 0 || r < 2 || (!a->n_classes && pick == CAND_CONSTANT))
+  if (sub != 0 || r < 2 || (!a->n_classes && pick == CAND_CONSTANT) || a->unguarded)
     return round_fail(err, en, "the round message opens a guard this pick does not have");
   void *m = decode_exact(l, pp, (size_t)pn, a->schema, &a->cm);
   if (!m) return round_fail(err, en, "the round message's picked model does not decode");
@@ -889,7 +948,7 @@ static void write_round(auto_state *a, uint32_t phase, uint32_t sub, const rdt_b
 /* The pick is released: the guard's round next, or (the regression rule's
 ** constant) the model. */
 static int after_pick(auto_state *a, rdt_bytes *next) {
-  if (a->pick == CAND_CONSTANT) { /* step 4: no guard */
+  if (a->pick == CAND_CONSTANT || a->unguarded) { /* steps 4 and 4a: no guard */
     a->gain = 0;
     release(a, a->pick, 1);
     return 2;
