@@ -18,7 +18,8 @@
 **      picks one candidate (post-processing). Regression: boosting where
 **      n^ ε_m >= 530 (AUTO_REG_BOOST_MIN: its intercept's noise sd at most
 **      1/25 of the target range), else the constant model trained as a
-**      candidate with ε_m, which is then kept without step 4. For
+**      candidate with ε_m, which is then kept without step 4 (and, as in
+**      4a, trained on the slice's rows too). For
 **      classification, in order (K classes, d features):
 **      a. the matrix forest, trained only where its trees test at least
 **         half of the features on every path (d <= 2 x path) and its
@@ -584,9 +585,10 @@ static int auto_finish(void *st, rdt_rng *noise) {
   /* Step 4a: where the guard cannot resolve its point, the slice's rows
   ** train the pick instead (before its release). */
   a->unguarded = ok && pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a);
-  if (a->unguarded) {
+  if (ok && (a->unguarded || pick == CAND_CONSTANT)) {
     for (uint64_t v = 0; v < a->nv; v++)
-      a->cand[pick]->row(a->cst[pick], a->vx + (size_t)v * a->d, (uint32_t)a->vy[v], 0);
+      a->cand[pick]->row(a->cst[pick], a->vx + (size_t)v * a->d, a->n_classes ? (uint32_t)a->vy[v] : 0,
+                         a->n_classes ? 0 : a->vy[v]);
     wipe_validation(a);
   }
   if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
@@ -701,6 +703,8 @@ static void auto_describe(const void *st, rdt_bytes *json) {
   /* step 4b releases only its winner: no gain */
   if (isnan(a->gain) || a->unguarded) snprintf(gain, sizeof gain, "null");
   else snprintf(gain, sizeof gain, "%.17g", a->gain);
+  /* 4a: the slice's rows trained the pick (no guard; the regression rule's constant too) */
+  int fed = a->unguarded || (a->picked == constant_id() && !isnan(a->gain));
   char unguarded[200];
   snprintf(unguarded, sizeof unguarded,
            "none: its slice cannot resolve a pick one point under the constant (noisy_rows x epsilon below %g), so "
@@ -716,8 +720,7 @@ static void auto_describe(const void *st, rdt_bytes *json) {
            : a->picked == constant_id() ? "none: the rule picked the constant model (epsilon_model)"
            : a->unguarded ? unguarded : "noisy gain over the constant",
            1.0 / AUTO_VALIDATION_SHARE, a->c.is_private ? ek : 0, a->c.is_private ? eps - ek : 0,
-           a->c.is_private ? (a->unguarded ? eps - ek : eps) : 0,
-           a->unguarded ? "they trained the pick" : "the guard");
+           a->c.is_private ? (fed ? eps - ek : eps) : 0, fed ? "they trained the pick" : "the guard");
   rdt_bytes_text(json, buf);
   a->chosen->describe(a->chosen_state, json);
 }
@@ -792,7 +795,7 @@ static void round_row(auto_state *a, const double *x, uint32_t cls, double targe
     return;
   }
   if (a->phase == 1) { /* step 4a: without a guard the slice trains the pick too */
-    if (!validation || a->unguarded) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
+    if (!validation || a->unguarded || a->pick == CAND_CONSTANT) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
     return;
   }
   if (!validation) return;
