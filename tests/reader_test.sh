@@ -311,8 +311,18 @@ refused "the reader refuses a re-checksummed two-class boost whose flag word is 
 # A learner forest's own BLOB is checked too: a byte of the nested forest changed, the outer checksum fixed.
 edit_export "$tmp/car_matrix_forest.json" "$tmp/bad_nested.json" 'b[b.find(b"RDTMODEL", 8) + 60] ^= 1; fix(b)'
 refused "the reader refuses a learner forest whose nested forest was edited" "malformed learner state" "$tmp/bad_nested.json"
+# auto's "no guard" flag (bit 30 of the picked id, auto.c step 4a) only where its n^ eps is below 1900, with a gain of 0.
+edit_export "$tmp/car_auto_matrix.json" "$tmp/bad_unguarded.json" '
+i = b.find(b"LRNR") + 16 + 24; picked = struct.unpack_from("<I", b, i + 4)[0]; assert picked & 0xC0000000 == 0x80000000
+assert struct.unpack_from("<d", b, i + 8)[0] * 2 >= 1900
+struct.pack_into("<I", b, i + 4, picked | 0x40000000); struct.pack_into("<d", b, i + 24, 0.0); fix(b)'
+refused "the reader refuses a re-checksummed auto claiming no guard where n^ eps >= 1900 (car, epsilon 2)" "malformed learner state" "$tmp/bad_unguarded.json"
+edit_export "$tmp/car_auto_moments.json" "$tmp/bad_gain.json" '
+i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 4)[0] & 0x40000000
+struct.pack_into("<d", b, i + 24, 3.0); fix(b)'
+refused "the reader refuses a re-checksummed auto without a guard that states a gain" "malformed learner state" "$tmp/bad_gain.json"
 # The edits really are refused by the extension too (the reader is no laxer than rdt_import).
-for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_flag4 bad_flag2 bad_nested; do
+for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_flag4 bad_flag2 bad_nested bad_unguarded bad_gain; do
   if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
      grep -q 'rdt_import: the export holds an invalid learner model'; then
     ok "rdt_import refuses it too ($bad)"
