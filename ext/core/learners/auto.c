@@ -69,8 +69,9 @@
 **      drops good picks at random (half exp(-1) of the time when the pick
 **      ties the constant), so there is none: the slice's rows are fed to the
 **      pick before its release, the model stores no gain (rdt_info: null)
-**      and says why. A function of n^ and eps (post-processing). Regression
-**      and non-private runs always run the guard.
+**      and says why. A function of n^ and eps (post-processing). Boosting's
+**      regression guard and non-private runs always run (the regression
+**      rule's constant has none, step 3, and its slice trains it too).
 **   4b. Naive Bayes is trained with "readout": "auto": it chooses between
 **      its two readouts on its own training rows, within its ε_m
 **      [naive_bayes.c, contract 6c]. Models written before that chose on
