@@ -236,6 +236,14 @@ typedef struct rdt_learner {
   ** of the release, read after finish(); auto's guard bounds a row's gain
   ** by it). 1, or 0 when unknown (classification). */
   int (*span)(const void *st, double *lo, double *hi);
+  /* Optional (NULL: none): a released noisy count of rows the state trains
+  ** on (auto's n^, of its training side), handed before finish() or
+  ** round_open(0). A learner that would spend a share of its own on such a
+  ** count for a structural choice (private_tree's "depth": "auto") makes
+  ** the choice from this one instead, by the same rule, and spends that
+  ** share on the rest; its model is then the one it would be with that
+  ** choice as an option. Post-processing of the caller's release. */
+  void (*use_row_count)(void *st, double n_hat);
   /* ---- Contract 8: a learner that writes whole models ------------------- */
   int whole_model; /* encode() writes a complete model BLOB and may hand its buffer over (out empty) */
   /* Reads the whole options document with `read` (in place of options.c's

@@ -43,7 +43,10 @@
 **      (results/auto_rule_lodo.md).
 **      Only the chosen candidate is released, with ε_m = ε - ε_k on the
 **      training rows [its own contract]; the others are wiped unreleased,
-**      so they spend nothing.
+**      so they spend nothing. A pick that would draw a row count of its own
+**      for its structure takes n^ instead (learner.h use_row_count: the
+**      private tree's depth, by its own rule), so it builds what the rule
+**      planned and spends all of ε_m on the rest (post-processing of n^).
 **   4. The guard: on the validation slice, the chosen model's correct
 **      predictions minus the constant model's (classification: sensitivity
 **      1) or the constant's absolute error minus the chosen model's, over
@@ -583,6 +586,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
     a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
     a->cst[i] = NULL;
   }
+  if (ok && pick >= 0 && a->cand[pick]->use_row_count) a->cand[pick]->use_row_count(a->cst[pick], a->n_hat);
   /* Step 4a: where the guard cannot resolve its point, the slice's rows
   ** train the pick instead (before its release). */
   a->unguarded = ok && pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a);
@@ -835,6 +839,7 @@ static int apply_rule(auto_state *a) {
     a->cand[i]->free(a->cst[i]);
     a->cst[i] = NULL;
   }
+  if (pick >= 0 && a->cand[pick]->use_row_count) a->cand[pick]->use_row_count(a->cst[pick], a->n_hat); /* step 3 */
   a->unguarded = pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a); /* step 4a */
   return pick;
 }

@@ -80,6 +80,14 @@
 **      draw. An allocation failure after that draw releases nothing and
 **      marks the state failed (no second draw); what it could reveal is a
 **      function of the noisy count, already paid for.
+**   3c. use_row_count (learner.h): a caller that holds a released noisy
+**      count of the rows (auto's n^) hands it over before finish() (in
+**      rounds: before round_open(0), at every party alike); an
+**      "auto" depth then takes D from it by 3b's rule with the whole eps,
+**      and the state becomes the tree of that fixed depth: the levels and
+**      the leaves share all of eps as in 3, no count is drawn. D is
+**      post-processing of the caller's release; the model is 3's tree of
+**      depth D (its payload's depth is D) and eps-DP as such.
 **   4. finish() runs one selection per level, whatever the rows (an empty
 **      node adds zeros to the level's utilities), and draws the noise of
 **      every leaf count: the control flow does not depend on the rows, nor
@@ -1024,6 +1032,22 @@ static void pt_describe(const void *p, rdt_bytes *json) {
   rdt_bytes_text(json, buf);
 }
 
+/* learner.h's use_row_count (contract 3c): an "auto" depth taken from the
+** caller's released count by 3b's rule, then the state of that fixed depth
+** with the whole eps (3's split; no count of its own). */
+static void pt_use_row_count(void *p, double n_hat) {
+  pt_state *st = p;
+  if (st->depth || st->released || st->in_rounds) return;
+  rdt_eps total = {st->eps_count.num + st->eps_rest.num};
+  uint32_t D = pt_auto_depth(n_hat > 0 ? n_hat : 0, st->is_private ? rdt_eps_to_double(total) : 1);
+  st->depth = D;
+  st->depth_eff = st->total_cand ? D : 0;
+  if (st->is_private) {
+    pt_split(total, st->depth_eff, &st->eps_level, &st->eps_leaf);
+    st->eps_count.num = st->eps_rest.num = 0;
+  }
+}
+
 /* learner.h's plan: the depth "auto" would grow on n^ (contract 3b) or the
 ** fixed one, 2^D leaves, and the leaf counts' noise. */
 static int pt_plan(const void *state, double n_hat, rdt_learn_plan *out) {
@@ -1059,6 +1083,7 @@ const rdt_learner rdt_learner_private_tree = {
     .describe = pt_describe,
     .free = pt_free,
     .plan = pt_plan,
+    .use_row_count = pt_use_row_count,
     .counters = pt_counters,
     .rounds = pt_rounds,
     .round_open = pt_round_open,
