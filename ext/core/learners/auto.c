@@ -43,10 +43,12 @@
 **      (results/auto_rule_lodo.md).
 **      Only the chosen candidate is released, with ε_m = ε - ε_k on the
 **      training rows [its own contract]; the others are wiped unreleased,
-**      so they spend nothing. A pick that would draw a row count of its own
-**      for its structure takes n^ instead (learner.h use_row_count: the
-**      private tree's depth, by its own rule), so it builds what the rule
-**      planned and spends all of ε_m on the rest (post-processing of n^).
+**      so they spend nothing. A pick that would spend a share of its own on
+**      a row count for its structure takes n^ instead (learner.h
+**      use_row_count: the private tree's depth by its own rule, so it builds
+**      what the rule planned; naive Bayes's readout gate, dropping the
+**      choice where it could not resolve) and spends that share on the rest
+**      (post-processing of n^).
 **   4. The guard: on the validation slice, the chosen model's correct
 **      predictions minus the constant model's (classification: sensitivity
 **      1) or the constant's absolute error minus the chosen model's, over

@@ -112,6 +112,14 @@
 **      elsewhere the model keeps "bayes", which needs fewer rows, fits
 **      nothing and draws nothing more (eps_readout is then set aside
 **      unspent; rdt_info says so).
+**   6e. use_row_count (learner.h): a caller holding a released noisy count
+**      of the rows (auto's n^) hands it over before finish() (in rounds:
+**      before round_open(0), at every party alike). Where 6c's gate on that
+**      count, (1/2) exp(-eps_readout GAP n^) < 1/4, fails, the choice could
+**      not resolve what matters: the state drops it before any release, its
+**      kept rows wiped, and becomes the "bayes" readout's with all of eps
+**      (3c's split, nothing set aside; payload version 1 or 2). The gate is
+**      post-processing of the caller's release; the model is 3c's, eps-DP.
 **   7. encode() writes released states only: on an unreleased one it writes
 **      nothing and marks the buffer failed (oom). merge() takes unreleased
 **      states of the same shape only (the digest of counters(): shares,
@@ -987,6 +995,21 @@ static void nb_set_readout(void *p, uint32_t r) {
   st->readout = r == 1 && st->released && st->w ? NB_READOUT_MOMENTS : NB_READOUT_BAYES;
 }
 
+/* learner.h's use_row_count (contract 6e): where the readout choice could
+** not resolve on the caller's count, the state becomes the Bayes readout's
+** with all of eps (no share set aside, nothing kept). */
+static void nb_use_row_count(void *p, double n_hat) {
+  nb_state *st = p;
+  if (!st->chosen || !st->is_private || st->released || st->in_rounds) return;
+  if (rdt_eps_to_double(st->eps_readout) * NB_READOUT_GAP * (n_hat > 0 ? n_hat : 0) >= log(2.0)) return;
+  rdt_eps eps = {st->eps_class.num + st->eps_tables.num + st->eps_readout.num};
+  nb_wipe_kept(st);
+  st->chosen = 0;
+  st->readout_opt = NB_READOUT_BAYES;
+  st->eps_readout.num = 0;
+  nb_split_derived(eps, st->n_features, st->fine != 0, &st->eps_class, &st->eps_tables);
+}
+
 static const char *const nb_options[] = {"bins", "readout", NULL};
 
 const rdt_learner rdt_learner_naive_bayes = {
@@ -1008,6 +1031,7 @@ const rdt_learner rdt_learner_naive_bayes = {
     .free = nb_free,
     .readouts = nb_readouts,
     .set_readout = nb_set_readout,
+    .use_row_count = nb_use_row_count,
     .rounds = nb_rounds,
     .round_open = nb_round_open,
     .round_release = nb_round_release,
