@@ -381,6 +381,7 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
 }
 
 static void round_row(auto_state *a, const double *x, uint32_t cls, double target);
+static int apply_rule(auto_state *a);
 
 static void auto_row(void *st, const double *x, uint32_t cls, double target) {
   auto_state *a = st;
@@ -513,6 +514,10 @@ static int pick_regressor(const auto_state *a, double eps_m) {
   return a->cst[CAND_CONSTANT] ? CAND_CONSTANT : -1;
 }
 
+/* Steps 3 and 4a: the pick has no guard (the regression rule's constant,
+** or a guard that cannot resolve its point), so the slice's rows train it. */
+static int slice_trains_pick(const auto_state *a, int pick) { return pick == CAND_CONSTANT || a->unguarded; }
+
 /* Step 4's margin: the chosen model is dropped only when the constant is
 ** ahead by more than one noise scale of the guard (1 / eps; 0 without
 ** noise). A model the rule picked is rarely worse than the constant, and
@@ -578,21 +583,10 @@ static int auto_finish(void *st, rdt_rng *noise) {
     ok = !b.oom && !r.bad;
     rdt_bytes_free(&b);
   }
-  /* Step 3: the rule (public facts and n^ only). */
-  double eps_m = a->c.is_private ? rdt_eps_to_double(a->cm.eps) : INFINITY;
-  /* non-private: infinite for any row, 0 without one (never 0 x inf) */
-  a->snr = a->n_hat > 0 ? a->n_hat * eps_m / ((a->d + 1) * a->K * a->mean_bins) : 0;
-  int pick = a->n_classes == 0 ? pick_regressor(a, eps_m) : pick_classifier(a);
-  for (int i = 0; i < AUTO_MAX_CANDIDATES; i++) {
-    if (i == pick || !a->cst[i]) continue;
-    a->cand[i]->free(a->cst[i]); /* unreleased: wiped, nothing spent */
-    a->cst[i] = NULL;
-  }
-  if (ok && pick >= 0 && a->cand[pick]->use_row_count) a->cand[pick]->use_row_count(a->cst[pick], a->n_hat);
-  /* Step 4a: where the guard cannot resolve its point, the slice's rows
-  ** train the pick instead (before its release). */
-  a->unguarded = ok && pick >= 0 && pick != CAND_CONSTANT && !guard_resolves(a);
-  if (ok && (a->unguarded || pick == CAND_CONSTANT)) {
+  /* Steps 3 and 4a on n^, as every party of the rounds applies them. */
+  int pick = apply_rule(a);
+  /* Where there is no guard, the slice's rows train the pick (before its release). */
+  if (ok && slice_trains_pick(a, pick)) {
     for (uint64_t v = 0; v < a->nv; v++)
       a->cand[pick]->row(a->cst[pick], a->vx + (size_t)v * a->d, a->n_classes ? (uint32_t)a->vy[v] : 0,
                          a->n_classes ? 0 : a->vy[v]);
@@ -601,7 +595,7 @@ static int auto_finish(void *st, rdt_rng *noise) {
   if (ok && pick >= 0) ok = a->cand[pick]->finish(a->cst[pick], noise);
   /* The rule picked the constant model itself (regression), or the guard
   ** cannot resolve its point: no guard. */
-  if (ok && (pick == CAND_CONSTANT || a->unguarded)) {
+  if (ok && slice_trains_pick(a, pick)) {
     a->picked = a->cand[pick]->id;
     wipe_validation(a);
     a->gain = 0;
@@ -802,7 +796,7 @@ static void round_row(auto_state *a, const double *x, uint32_t cls, double targe
     return;
   }
   if (a->phase == 1) { /* step 4a: without a guard the slice trains the pick too */
-    if (!validation || a->unguarded || a->pick == CAND_CONSTANT) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
+    if (!validation || slice_trains_pick(a, a->pick)) a->cand[a->pick]->row(a->cst[a->pick], x, cls, target);
     return;
   }
   if (!validation) return;
@@ -959,7 +953,7 @@ static void write_round(auto_state *a, uint32_t phase, uint32_t sub, const rdt_b
 /* The pick is released: the guard's round next, or (the regression rule's
 ** constant) the model. */
 static int after_pick(auto_state *a, rdt_bytes *next) {
-  if (a->pick == CAND_CONSTANT || a->unguarded) { /* steps 4 and 4a: no guard */
+  if (slice_trains_pick(a, a->pick)) { /* steps 4 and 4a: no guard */
     a->gain = 0;
     release(a, a->pick, 1);
     return 2;
