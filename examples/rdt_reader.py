@@ -1066,7 +1066,13 @@ class LearnerModel:
             # bit 30: no guard, the validation rows trained the pick (step 4a: only where n^ eps / 100 < 19)
             sensitivity = r.f64() if picked & 0x80000000 else 1.0
             unguarded, has_sensitivity = bool(picked & 0x40000000), bool(picked & 0x80000000)
-            picked &= 0x3FFFFFFF
+            # bit 29: the facts step 3's classification rule read follow (its clause, which candidates were
+            # there, the matrix forest's rows per cell and noise sd, the tree's depth and leaves)
+            if picked & 0x20000000 and not _auto_why_consistent(
+                    (r.u32(), r.u32(), r.f64(), r.f64(), r.f64(), r.f64()), picked & 0x1FFFFFFF, snr,
+                    len(facts["features"]), len(facts["classes"] or []), has_sensitivity, self.regression):
+                raise ModelError("invalid model: malformed learner state (auto)")
+            picked &= 0x1FFFFFFF
             if (not 0 <= sensitivity <= 1 or (not self.regression and sensitivity != 1) or chosen not in _LEARNERS or chosen == 5 or (picked and (picked not in _LEARNERS or picked == 5))
                     or eps_k != eps_num // 20 or not _finite(n_hat)
                     or not (_finite(snr) or (not self.private and snr == math.inf))
@@ -1094,6 +1100,36 @@ class LearnerModel:
             if out[k] > out[best]:
                 best = k
         return self.classes[best]
+
+
+def _auto_rule_clause(has, m_rows, m_sd, depth, leaves, snr, d, k):
+    """auto.c's step 3 for classification: the clause (1-4 (a)-(d), 5 naive Bayes, 6 the fallback) the
+    facts give."""
+    if has & 1 and m_rows >= 1 and m_rows >= m_sd:
+        return 1
+    two_d = 2 * (depth if has & 2 else 0)
+    if has & 4 and snr >= 42 and d <= two_d:
+        return 2
+    if has & 2 and leaves >= k and (d > two_d or k <= 2):
+        return 3
+    if has & 4 and snr >= 42:
+        return 4
+    return 5 if has & 8 else 6
+
+
+def _auto_why_consistent(why, picked, snr, d, k, has_sensitivity, regression):
+    """A stored reason must be a classification model's with the guard's flag, finite, and its clause the
+    rule's on its facts and the learner it names the one picked (auto.c why_consistent)."""
+    clause, has, m_rows, m_sd, depth, leaves = why
+    numbers = (m_rows, m_sd, depth, leaves)
+    if regression or not has_sensitivity or has & ~15 or not all(_finite(v) and v >= 0 for v in numbers):
+        return False
+    if (not has & 1 and (m_rows or m_sd)) or (not has & 2 and (depth or leaves)):
+        return False
+    if _auto_rule_clause(has, m_rows, m_sd, depth, leaves, snr, d, k) != clause:
+        return False
+    # learner ids: 7 matrix_forest, 3 boost, 6 private_tree, 2 naive_bayes; the fallback: tree, boost, matrix, random trees
+    return picked in {1: (7,), 2: (3,), 3: (6,), 4: (3,), 5: (2,), 6: (6, 3, 7, 4)}[clause]
 
 
 def _number(v):

@@ -321,8 +321,34 @@ edit_export "$tmp/car_auto_moments.json" "$tmp/bad_gain.json" '
 i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 4)[0] & 0x40000000
 struct.pack_into("<d", b, i + 24, 3.0); fix(b)'
 refused "the reader refuses a re-checksummed auto without a guard that states a gain" "malformed learner state" "$tmp/bad_gain.json"
+# auto's stored reason (bit 29 of the picked id, auto.c step 6): its clause must be the rule's on its facts,
+# and the facts must give the clause: a matrix pick claimed as clause (c), and its cells' rows made 0.5.
+edit_export "$tmp/car_auto_matrix.json" "$tmp/bad_clause.json" '
+i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 4)[0] & 0x20000000
+assert struct.unpack_from("<I", b, i + 48)[0] == 1; struct.pack_into("<I", b, i + 48, 3); fix(b)'
+refused "the reader refuses a re-checksummed auto whose stored clause is not the rule's on its facts" "malformed learner state" "$tmp/bad_clause.json"
+edit_export "$tmp/car_auto_matrix.json" "$tmp/bad_facts.json" '
+i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 48)[0] == 1
+struct.pack_into("<d", b, i + 56, 0.5); fix(b)'
+refused "the reader refuses a re-checksummed auto whose stored facts do not give its clause" "malformed learner state" "$tmp/bad_facts.json"
+# A classification auto written before the reason (no bit 29, no facts) is still read: rule_reason null.
+edit_export "$tmp/car_auto_matrix.json" "$tmp/old_reason.json" '
+i = b.find(b"LRNR") + 16 + 24; picked = struct.unpack_from("<I", b, i + 4)[0]; assert picked & 0x20000000
+struct.pack_into("<I", b, i + 4, picked & ~0x20000000); del b[i + 48:i + 88]
+n = struct.unpack_from("<I", b, 40)[0]; p = 48
+for _ in range(n):
+    tag, fl, ln = struct.unpack_from("<4sIQ", b, p)
+    if tag == b"LRNR": struct.pack_into("<Q", b, p + 8, ln - 40); break
+    p += 16 + ln
+struct.pack_into("<Q", b, 32, len(b)); fix(b)'
+if python3 examples/rdt_reader.py "$tmp/old_reason.json" "$tmp/car_nb_moments.rows.csv" >"$tmp/old_reason.out" 2>&1 &&
+   python3 examples/rdt_reader.py "$tmp/car_auto_matrix.json" "$tmp/car_nb_moments.rows.csv" | cmp -s - "$tmp/old_reason.out"; then
+  ok "the reader reads an auto written before its stored reason, with the same predictions"
+else nok "the reader reads an auto written before its stored reason, with the same predictions"; fi
+expect "rdt_import reads it too: rule_reason null, the same pick" "null matrix_forest" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT json_type(i, '\$.auto.rule_reason') || ' ' || json_extract(i, '\$.auto.rule_picked') FROM (SELECT rdt_info(rdt_import(CAST(readfile('$tmp/old_reason.json') AS TEXT))) AS i)")"
 # The edits really are refused by the extension too (the reader is no laxer than rdt_import).
-for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_flag4 bad_flag2 bad_nested bad_unguarded bad_gain; do
+for bad in bad_bit bad_version bad_score bad_share bad_split bad_trailing bad_flag4 bad_flag2 bad_nested bad_unguarded bad_gain bad_clause bad_facts; do
   if "$shell" "$tmp/db" ".load $ext" "SELECT rdt_import(CAST(readfile('$tmp/$bad.json') AS TEXT))" 2>&1 |
      grep -q 'rdt_import: the export holds an invalid learner model'; then
     ok "rdt_import refuses it too ($bad)"

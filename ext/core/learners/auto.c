@@ -37,7 +37,8 @@
 **         few of many features, which it selects) or two classes (one
 **         boundary to draw);
 **      d. boosting when s >= 42, else naive Bayes (robust at low signal);
-**      random trees only when none of those is registered. The constants
+**      random trees only when none of those is registered (rule_clause();
+**      rdt_info's rule_reason names the clause and the facts it read). The constants
 **      were chosen on the papers' data sets, not derived: a family of such
 **      rules chosen on all but one set misses on the one left out
 **      (results/auto_rule_lodo.md).
@@ -150,11 +151,18 @@
 **      cannot (data-independent: the candidates are the options' and the
 **      schema's), naming it.
 **   6. Payload: chosen id, picked id (bit 31: D follows; bit 30: no guard,
-**      4a), n^, s, gain (0 without a guard), the constant's share, D (f64 in
-**      [0, 1]; 1 for classification), the chosen learner's payload. Models
-**      written before D have no flag and no D, and read as D = 1. decode()
+**      4a; bit 29: the rule's facts follow), n^, s, gain (0 without a
+**      guard), the constant's share, D (f64 in [0, 1]; 1 for
+**      classification), for classification the rule's facts (auto_why: the
+**      clause, which candidates were there, the matrix forest's rows per
+**      cell and class and noise sd, the tree's depth and leaves; all
+**      post-processing of n^ and the drawn structures), the chosen learner's
+**      payload. Models written before D have no flag and no D, and read as
+**      D = 1; before the facts, no bit 29 (rule_reason null). decode()
 **      takes bit 30 only where 4a holds on the stored n^ and eps (a
-**      classification pick kept, gain 0, bit 31 set).
+**      classification pick kept, gain 0, bit 31 set), and bit 29 only where
+**      the stored clause is the rule's on the stored facts and names the
+**      learner picked (why_consistent()).
 */
 #include "auto.h"
 
@@ -173,6 +181,7 @@
 #define AUTO_MAX_CANDIDATES 6
 #define AUTO_PICKED_SENSITIVITY 0x80000000u /* step 6: a guard sensitivity follows the constant's share */
 #define AUTO_PICKED_UNGUARDED 0x40000000u   /* step 6: no guard; the slice's rows trained the pick (4a) */
+#define AUTO_PICKED_REASON 0x20000000u      /* step 6: the facts step 3's classification rule read follow */
 /* Step 4a: the classification guard is there to catch a pick under the
 ** constant model by the target's one point: a fraction G of the rows. */
 #define AUTO_GUARD_RESOLVES 0.01
@@ -188,6 +197,23 @@
 #define AUTO_TREE_BUDGET 2 /* private tree: d > 2 D (its per-level share beats eps / d) */
 #define AUTO_GUARD_FIX 24  /* step 7: a regression row's gain in units of 2^-24 of the range */
 #define AUTO_ROUND_TAG 0x41555431u /* step 7: "AUT1", a round payload's first word */
+
+/* Step 3's classification clauses (a)-(d), and the fallback; what rdt_info
+** names as the reason of the pick. */
+enum { WHY_MATRIX = 1, WHY_BOOST_SHARE, WHY_TREE, WHY_BOOST, WHY_NAIVE_BAYES, WHY_FALLBACK };
+/* The facts the rule read (all post-processing of n^ and public facts):
+** which candidates were there (bit 0 the matrix forest with its plan, 1 the
+** private tree with its plan, 2 boosting, 3 naive Bayes), the matrix
+** forest's expected rows per cell and class and its noise sd, the tree's
+** depth D and leaves on n^. */
+#define WHY_HAS_MATRIX 1u
+#define WHY_HAS_TREE 2u
+#define WHY_HAS_BOOST 4u
+#define WHY_HAS_NAIVE_BAYES 8u
+typedef struct auto_why {
+  uint32_t clause, has;
+  double matrix_rows, matrix_sd, tree_depth, tree_leaves;
+} auto_why;
 
 enum { CAND_BOOST, CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_MATRIX_FOREST, CAND_RANDOM_TREES, CAND_CONSTANT };
 static const char *const candidate_names[AUTO_MAX_CANDIDATES] = {"boost", "naive_bayes", "private_tree",
@@ -215,6 +241,8 @@ typedef struct auto_state {
   int stores_sensitivity;        /* step 6's flag: written since the bound (1 in models trained now) */
   uint32_t picked;               /* id of the candidate the rule picked */
   int unguarded;                 /* step 4a: no guard; the validation rows trained the pick */
+  int stores_why;                /* step 6's flag: the rule's facts are stored (classification, models trained now) */
+  auto_why why;                  /* step 3: the clause that picked, and the facts it read */
   /* step 7, rounds */
   const rdt_schema *schema;      /* the caller's, alive as long as the state (decoding releases) */
   rdt_learn_common ck;           /* the constant's facts: eps_k */
@@ -244,6 +272,12 @@ static void auto_free(void *st);
 
 /* The constant learner's id, through the registry (learners never include
 ** each other); 0, an id no learner has, if it is not registered. */
+/* A candidate's learner id (0: not registered). */
+static uint32_t candidate_id(int i) {
+  const rdt_learner *l = rdt_learner_find(candidate_names[i]);
+  return l ? l->id : 0;
+}
+
 static uint32_t constant_id(void) {
   const rdt_learner *k = rdt_learner_find("constant");
   return k ? k->id : 0;
@@ -475,35 +509,56 @@ static void wipe_validation(auto_state *a) {
   a->nv = a->capv = 0;
 }
 
-/* Step 3's rule for classification, in order (n^ and public facts only). */
-static int pick_classifier(auto_state *a) {
-  double n = a->n_hat > 0 ? a->n_hat : 0;
-  rdt_learn_plan plan;
-  const rdt_learner *m = a->cand[CAND_MATRIX_FOREST], *t = a->cand[CAND_PRIVATE_TREE];
+/* Step 3's clause for classification from the facts the rule read, in
+** order (n^, s and public facts only); decode() checks a stored one by it. */
+static uint32_t rule_clause(const auto_why *w, double snr, uint32_t d, uint32_t K) {
   /* (a) The matrix forest where a cell's class count expects at least one
   ** row and at least its noise's sd. */
-  if (a->cst[CAND_MATRIX_FOREST] && m->plan(a->cst[CAND_MATRIX_FOREST], n, &plan) && plan.cells > 0) {
-    double rows = n / (plan.cells * a->K);
-    if (rows >= 1 && rows >= plan.noise_sd) return CAND_MATRIX_FOREST;
-  }
-  /* The private tree's plan: D levels, 2^D leaves, on n^. */
-  int tree = a->cst[CAND_PRIVATE_TREE] && t->plan && t->plan(a->cst[CAND_PRIVATE_TREE], n, &plan);
-  double D = tree ? plan.path_features : 0;
+  if ((w->has & WHY_HAS_MATRIX) && w->matrix_rows >= 1 && w->matrix_rows >= w->matrix_sd) return WHY_MATRIX;
+  /* The private tree's plan: D levels, 2^D leaves, on n^ (0 without it). */
+  double D = (w->has & WHY_HAS_TREE) ? w->tree_depth : 0;
   /* (b) Boosting where the additive learners' per-feature share eps / d is
   ** at least the tree's per-level share eps / (2 D) and a bin's gradient
   ** sum stands out of its noise (s). */
-  if (a->cst[CAND_BOOST] && a->snr >= AUTO_BOOST_SNR && a->d <= AUTO_TREE_BUDGET * D) return CAND_BOOST;
+  if ((w->has & WHY_HAS_BOOST) && snr >= AUTO_BOOST_SNR && d <= AUTO_TREE_BUDGET * D) return WHY_BOOST_SHARE;
   /* (c) The private tree where its 2^D leaves give every class one, and it
   ** has the larger share per query (d > 2 D) or only one boundary to draw
   ** (two classes). */
-  if (tree && plan.cells >= a->K && (a->d > AUTO_TREE_BUDGET * D || a->K <= 2)) return CAND_PRIVATE_TREE;
+  if ((w->has & WHY_HAS_TREE) && w->tree_leaves >= K && (d > AUTO_TREE_BUDGET * D || K <= 2)) return WHY_TREE;
   /* (d) Boosting where its bins stand out, else naive Bayes; then whatever
   ** is there. */
-  if (a->cst[CAND_BOOST] && a->snr >= AUTO_BOOST_SNR) return CAND_BOOST;
-  static const int fallback[] = {CAND_NAIVE_BAYES, CAND_PRIVATE_TREE, CAND_BOOST, CAND_MATRIX_FOREST,
-                                 CAND_RANDOM_TREES};
-  for (size_t i = 0; i < sizeof fallback / sizeof *fallback; i++)
-    if (a->cst[fallback[i]]) return fallback[i];
+  if ((w->has & WHY_HAS_BOOST) && snr >= AUTO_BOOST_SNR) return WHY_BOOST;
+  return (w->has & WHY_HAS_NAIVE_BAYES) ? WHY_NAIVE_BAYES : WHY_FALLBACK;
+}
+
+/* Each clause's candidate; the fallback's, in order. */
+static const int clause_candidate[] = {-1, CAND_MATRIX_FOREST, CAND_BOOST, CAND_PRIVATE_TREE, CAND_BOOST, CAND_NAIVE_BAYES};
+static const int fallback_candidates[] = {CAND_PRIVATE_TREE, CAND_BOOST, CAND_MATRIX_FOREST, CAND_RANDOM_TREES};
+
+/* Step 3's rule for classification: the facts, their clause, its candidate. */
+static int pick_classifier(auto_state *a) {
+  double n = a->n_hat > 0 ? a->n_hat : 0;
+  rdt_learn_plan plan;
+  auto_why *w = &a->why;
+  memset(w, 0, sizeof *w);
+  const rdt_learner *m = a->cand[CAND_MATRIX_FOREST], *t = a->cand[CAND_PRIVATE_TREE];
+  if (a->cst[CAND_MATRIX_FOREST] && m->plan(a->cst[CAND_MATRIX_FOREST], n, &plan) && plan.cells > 0) {
+    w->has |= WHY_HAS_MATRIX;
+    w->matrix_rows = n / (plan.cells * a->K);
+    w->matrix_sd = plan.noise_sd;
+  }
+  if (a->cst[CAND_PRIVATE_TREE] && t->plan && t->plan(a->cst[CAND_PRIVATE_TREE], n, &plan)) {
+    w->has |= WHY_HAS_TREE;
+    w->tree_depth = plan.path_features;
+    w->tree_leaves = plan.cells;
+  }
+  if (a->cst[CAND_BOOST]) w->has |= WHY_HAS_BOOST;
+  if (a->cst[CAND_NAIVE_BAYES]) w->has |= WHY_HAS_NAIVE_BAYES;
+  w->clause = rule_clause(w, a->snr, a->d, a->K);
+  a->stores_why = 1;
+  if (w->clause != WHY_FALLBACK) return clause_candidate[w->clause];
+  for (size_t i = 0; i < sizeof fallback_candidates / sizeof *fallback_candidates; i++)
+    if (a->cst[fallback_candidates[i]]) return fallback_candidates[i];
   return -1;
 }
 
@@ -632,17 +687,45 @@ static int auto_finish(void *st, rdt_rng *noise) {
   return 1;
 }
 
+/* Step 6: stored facts are only those of a classification pick written
+** with the guard's flag; they must be what the rule reads (finite, a
+** matrix forest's and a tree's only with their bits), give the stored
+** clause by the rule itself, and the clause the candidate picked. */
+static int why_consistent(const auto_state *a) {
+  const auto_why *w = &a->why;
+  int finite = isfinite(w->matrix_rows) && isfinite(w->matrix_sd) && isfinite(w->tree_depth) &&
+               isfinite(w->tree_leaves) && w->matrix_rows >= 0 && w->matrix_sd >= 0 && w->tree_depth >= 0 &&
+               w->tree_leaves >= 0;
+  if (!a->n_classes || !a->stores_sensitivity || !finite || (w->has & ~15u) || w->clause < WHY_MATRIX ||
+      w->clause > WHY_FALLBACK || rule_clause(w, a->snr, a->d, a->K) != w->clause)
+    return 0;
+  if (!(w->has & WHY_HAS_MATRIX) && (w->matrix_rows != 0 || w->matrix_sd != 0)) return 0;
+  if (!(w->has & WHY_HAS_TREE) && (w->tree_depth != 0 || w->tree_leaves != 0)) return 0;
+  if (w->clause != WHY_FALLBACK) return a->picked == candidate_id(clause_candidate[w->clause]);
+  for (size_t i = 0; i < sizeof fallback_candidates / sizeof *fallback_candidates; i++)
+    if (a->picked == candidate_id(fallback_candidates[i])) return 1;
+  return 0;
+}
+
 /* Payload: chosen id, picked id, n^, s, gain, then the chosen model's payload. */
 static void auto_encode(const void *st, rdt_bytes *out) {
   const auto_state *a = st;
   rdt_bytes_u32(out, a->chosen->id);
   rdt_bytes_u32(out, a->picked | (a->stores_sensitivity ? AUTO_PICKED_SENSITIVITY : 0) |
-                         (a->unguarded ? AUTO_PICKED_UNGUARDED : 0));
+                         (a->unguarded ? AUTO_PICKED_UNGUARDED : 0) | (a->stores_why ? AUTO_PICKED_REASON : 0));
   rdt_bytes_f64(out, a->n_hat);
   rdt_bytes_f64(out, a->snr);
   rdt_bytes_f64(out, a->gain);
   rdt_bytes_u64(out, a->c.eps.num / AUTO_CONSTANT_SHARE);
   if (a->stores_sensitivity) rdt_bytes_f64(out, a->sensitivity);
+  if (a->stores_why) {
+    rdt_bytes_u32(out, a->why.clause);
+    rdt_bytes_u32(out, a->why.has);
+    rdt_bytes_f64(out, a->why.matrix_rows);
+    rdt_bytes_f64(out, a->why.matrix_sd);
+    rdt_bytes_f64(out, a->why.tree_depth);
+    rdt_bytes_f64(out, a->why.tree_leaves);
+  }
   a->chosen->encode(a->chosen_state, out);
 }
 
@@ -653,12 +736,21 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
   a->picked = rdt_read_u32(in);
   a->stores_sensitivity = (a->picked & AUTO_PICKED_SENSITIVITY) != 0;
   a->unguarded = (a->picked & AUTO_PICKED_UNGUARDED) != 0;
-  a->picked &= ~(AUTO_PICKED_SENSITIVITY | AUTO_PICKED_UNGUARDED);
+  a->stores_why = (a->picked & AUTO_PICKED_REASON) != 0;
+  a->picked &= ~(AUTO_PICKED_SENSITIVITY | AUTO_PICKED_UNGUARDED | AUTO_PICKED_REASON);
   a->n_hat = rdt_read_f64(in);
   a->snr = rdt_read_f64(in);
   a->gain = rdt_read_f64(in);
   uint64_t eps_k = rdt_read_u64(in);
   if (a->stores_sensitivity) a->sensitivity = rdt_read_f64(in);
+  if (a->stores_why) {
+    a->why.clause = rdt_read_u32(in);
+    a->why.has = rdt_read_u32(in);
+    a->why.matrix_rows = rdt_read_f64(in);
+    a->why.matrix_sd = rdt_read_f64(in);
+    a->why.tree_depth = rdt_read_f64(in);
+    a->why.tree_leaves = rdt_read_f64(in);
+  }
   a->chosen = rdt_learner_by_id(chosen);
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
   /* Never nested autos; the constant model's share is the one auto spends. */
@@ -667,7 +759,8 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
       (a->n_classes && a->sensitivity != 1) || !isfinite(a->n_hat) || !(isfinite(a->snr) || (!c->is_private && a->snr == INFINITY)) ||
       !(isfinite(a->gain) || isnan(a->gain)) || /* without noise the rule's s is infinite; NaN: step 4b */
       (a->unguarded && (!a->stores_sensitivity || !a->n_classes || a->gain != 0 || a->chosen->id != a->picked ||
-                        a->picked == constant_id() || guard_resolves(a)))) { /* 4a: only where it is the rule */
+                        a->picked == constant_id() || guard_resolves(a))) || /* 4a: only where it is the rule */
+      (a->stores_why && !why_consistent(a))) {
     in->bad = 1;
     free(a);
     return NULL;
@@ -693,10 +786,76 @@ static void auto_predict(const void *st, const double *x, double *out) {
   a->chosen->predict(a->chosen_state, x, out);
 }
 
+/* rdt_info's rule_reason: the clause of step 3 that picked, with the facts
+** it read (stored for classification; regression's from n^ and eps); a JSON
+** string, or null for a classification model written before the facts. */
+static void rule_reason(const auto_state *a, char *out, size_t n) {
+  const auto_why *w = &a->why;
+  double eps_m = a->c.is_private ? rdt_eps_to_double(a->c.eps) - rdt_eps_to_double(constant_eps(a->c.eps)) : INFINITY;
+  if (!a->n_classes) {
+    if (a->picked == constant_id())
+      snprintf(out, n, "\"constant: noisy_rows x epsilon_model = %.4g < %.4g (boosting's intercept noise would exceed 1/25 "
+               "of the target range)\"", a->n_hat * eps_m, AUTO_REG_BOOST_MIN);
+    else if (!a->c.is_private)
+      snprintf(out, n, "\"boost: no noise\"");
+    else
+      snprintf(out, n, "\"boost: noisy_rows x epsilon_model = %.4g >= %.4g (its intercept's noise sd at most 1/25 of "
+               "the target range)\"", a->n_hat * eps_m, AUTO_REG_BOOST_MIN);
+    return;
+  }
+  if (!a->stores_why) {
+    snprintf(out, n, "null");
+    return;
+  }
+  double D = w->tree_depth, two_d = AUTO_TREE_BUDGET * D;
+  char matrix[160], boost[120], tree[160];
+  if (w->has & WHY_HAS_MATRIX)
+    snprintf(matrix, sizeof matrix, "the matrix forest's cells expect %.3g rows per class (at least 1 and its noise sd %.3g wanted)",
+             w->matrix_rows, w->matrix_sd);
+  else
+    snprintf(matrix, sizeof matrix, "the matrix forest is not a candidate (its paths test under half of the d = %u features, or its counters are too large)", a->d);
+  if (!(w->has & WHY_HAS_BOOST))
+    snprintf(boost, sizeof boost, "boosting is not a candidate");
+  else
+    snprintf(boost, sizeof boost, "s = %.3g %s %g", a->snr, a->snr >= AUTO_BOOST_SNR ? ">=" : "<", AUTO_BOOST_SNR);
+  if (!(w->has & WHY_HAS_TREE))
+    snprintf(tree, sizeof tree, "the private tree is not a candidate");
+  else if (w->tree_leaves < a->K)
+    snprintf(tree, sizeof tree, "the private tree's %.0f leaves (depth %g) are fewer than the %u classes", w->tree_leaves, D, a->K);
+  else
+    snprintf(tree, sizeof tree, "the private tree (depth %g) has d = %u <= 2 x %g and %u classes", D, a->d, D, a->K);
+  switch (w->clause) {
+  case WHY_MATRIX:
+    snprintf(out, n, "\"(a) matrix_forest: its cells expect %.3g rows per class (noisy_rows / (cells x classes)), at least 1 "
+             "and at least their noise sd %.3g\"", w->matrix_rows, w->matrix_sd);
+    break;
+  case WHY_BOOST_SHARE:
+    snprintf(out, n, "\"(b) boost: s = %.3g >= %g and d = %u <= 2 x %g (the private tree's depth on noisy_rows): its share "
+             "per feature is at least the tree's per level; %s\"", a->snr, AUTO_BOOST_SNR, a->d, D, matrix);
+    break;
+  case WHY_TREE:
+    if (a->d > two_d)
+      snprintf(out, n, "\"(c) private_tree: its %.0f leaves (depth %g) cover the %u classes and d = %u > 2 x %g: its share "
+               "per level is larger than a share per feature; %s; %s\"", w->tree_leaves, D, a->K, a->d, D, matrix, boost);
+    else
+      snprintf(out, n, "\"(c) private_tree: its %.0f leaves (depth %g) cover the %u classes, one boundary to draw; %s; %s\"",
+               w->tree_leaves, D, a->K, matrix, boost);
+    break;
+  case WHY_BOOST:
+    snprintf(out, n, "\"(d) boost: s = %.3g >= %g; %s; %s\"", a->snr, AUTO_BOOST_SNR, matrix, tree);
+    break;
+  case WHY_NAIVE_BAYES:
+    snprintf(out, n, "\"(d) naive_bayes: no earlier clause holds: %s; %s; %s\"", matrix, boost, tree);
+    break;
+  default:
+    snprintf(out, n, "\"the first candidate registered: no clause's learner is\"");
+  }
+}
+
 static void auto_describe(const void *st, rdt_bytes *json) {
   const auto_state *a = st;
   const rdt_learner *picked = rdt_learner_by_id(a->picked);
-  char buf[1400], snr[32], gain[32];
+  char buf[2400], snr[32], gain[32], reason[900];
   double eps = rdt_eps_to_double(a->c.eps), ek = rdt_eps_to_double(constant_eps(a->c.eps));
   /* JSON has no infinity: without noise s is infinite, shown as null */
   if (isfinite(a->snr)) snprintf(snr, sizeof snr, "%.17g", a->snr);
@@ -704,6 +863,7 @@ static void auto_describe(const void *st, rdt_bytes *json) {
   /* step 4b releases only its winner: no gain */
   if (isnan(a->gain) || a->unguarded) snprintf(gain, sizeof gain, "null");
   else snprintf(gain, sizeof gain, "%.17g", a->gain);
+  rule_reason(a, reason, sizeof reason);
   /* 4a: the slice's rows trained the pick (no guard; the regression rule's constant too) */
   int fed = a->unguarded || (a->picked == constant_id() && !isnan(a->gain));
   char unguarded[200];
@@ -711,12 +871,12 @@ static void auto_describe(const void *st, rdt_bytes *json) {
            "none: its slice cannot resolve a pick one point under the constant (noisy_rows x epsilon below %g), so "
            "its rows trained the pick", (AUTO_VALIDATION_SHARE - 1) / AUTO_GUARD_RESOLVES);
   snprintf(buf, sizeof buf,
-           "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
+           "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"rule_reason\":%s,\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
            "\"boost_above\":%g,\"guard_sensitivity\":%.17g,\"guard_margin\":%.17g,\"validation_gain\":%s,\"validation_choice\":\"%s\",\"validation_share\":%g,\"epsilon_constant\":%.17g,"
            "\"epsilon_model\":%.17g,\"epsilon_validation\":%.17g,\"why_private\":\"training and validation rows "
            "are disjoint (a coin per row); training rows spend epsilon_constant + epsilon_model, validation rows "
            "epsilon_validation (%s), each at most epsilon\"},",
-           a->chosen->name, picked ? picked->name : "none", a->n_hat, snr, AUTO_BOOST_SNR, a->sensitivity, guard_margin(a), gain,
+           a->chosen->name, picked ? picked->name : "none", reason, a->n_hat, snr, AUTO_BOOST_SNR, a->sensitivity, guard_margin(a), gain,
            isnan(a->gain) ? "report noisy max over the readouts and the constant (a model written before naive Bayes chose its own readout)"
            : a->picked == constant_id() ? "none: the rule picked the constant model (epsilon_model)"
            : a->unguarded ? unguarded : "noisy gain over the constant",
