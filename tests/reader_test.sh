@@ -331,6 +331,13 @@ edit_export "$tmp/car_auto_matrix.json" "$tmp/bad_facts.json" '
 i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 48)[0] == 1
 struct.pack_into("<d", b, i + 56, 0.5); fix(b)'
 refused "the reader refuses a re-checksummed auto whose stored facts do not give its clause" "malformed learner state" "$tmp/bad_facts.json"
+# Facts the rule accepts are the trainer's statement, not checked against the rows: extreme ones (a tree of
+# 1e300 leaves) still give rdt_info valid JSON, the reason naming them.
+edit_export "$tmp/bank_auto_tree.json" "$tmp/big_leaves.json" '
+i = b.find(b"LRNR") + 16 + 24; assert struct.unpack_from("<I", b, i + 48)[0] == 3
+struct.pack_into("<d", b, i + 80, 1e300); fix(b)'
+expect "rdt_info of a stored reason with extreme facts is valid JSON" "1 1" \
+  "$("$shell" "$tmp/db" ".load $ext" "SELECT json_valid(i) || ' ' || (json_extract(i, '\$.auto.rule_reason') LIKE '(c) private_tree: its 1e+300 leaves%') FROM (SELECT rdt_info(rdt_import(CAST(readfile('$tmp/big_leaves.json') AS TEXT))) AS i)")"
 # A classification auto written before the reason (no bit 29, no facts) is still read: rule_reason null.
 edit_export "$tmp/car_auto_matrix.json" "$tmp/old_reason.json" '
 i = b.find(b"LRNR") + 16 + 24; picked = struct.unpack_from("<I", b, i + 4)[0]; assert picked & 0x20000000

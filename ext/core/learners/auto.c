@@ -821,7 +821,7 @@ static void rule_reason(const auto_state *a, char *out, size_t n) {
   if (!(w->has & WHY_HAS_TREE))
     snprintf(tree, sizeof tree, "the private tree is not a candidate");
   else if (w->tree_leaves < a->K)
-    snprintf(tree, sizeof tree, "the private tree's %.0f leaves (depth %g) are fewer than the %u classes", w->tree_leaves, D, a->K);
+    snprintf(tree, sizeof tree, "the private tree's %.6g leaves (depth %g) are fewer than the %u classes", w->tree_leaves, D, a->K);
   else
     snprintf(tree, sizeof tree, "the private tree (depth %g) has d = %u <= 2 x %g and %u classes", D, a->d, D, a->K);
   switch (w->clause) {
@@ -835,10 +835,10 @@ static void rule_reason(const auto_state *a, char *out, size_t n) {
     break;
   case WHY_TREE:
     if (a->d > two_d)
-      snprintf(out, n, "\"(c) private_tree: its %.0f leaves (depth %g) cover the %u classes and d = %u > 2 x %g: its share "
+      snprintf(out, n, "\"(c) private_tree: its %.6g leaves (depth %g) cover the %u classes and d = %u > 2 x %g: its share "
                "per level is larger than a share per feature; %s; %s\"", w->tree_leaves, D, a->K, a->d, D, matrix, boost);
     else
-      snprintf(out, n, "\"(c) private_tree: its %.0f leaves (depth %g) cover the %u classes, one boundary to draw; %s; %s\"",
+      snprintf(out, n, "\"(c) private_tree: its %.6g leaves (depth %g) cover the %u classes, one boundary to draw; %s; %s\"",
                w->tree_leaves, D, a->K, matrix, boost);
     break;
   case WHY_BOOST:
