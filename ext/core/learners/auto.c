@@ -848,7 +848,7 @@ static void rule_reason(const auto_state *a, char *out, size_t n) {
     snprintf(out, n, "\"(d) naive_bayes: no earlier clause holds: %s; %s; %s\"", matrix, boost, tree);
     break;
   default:
-    snprintf(out, n, "\"the first candidate registered: no clause's learner is\"");
+    snprintf(out, n, "\"no clause's learner is registered: the first of private_tree, boost, matrix_forest and random_trees that is\"");
   }
 }
 
