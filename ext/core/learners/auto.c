@@ -270,14 +270,14 @@ static uint32_t candidate_rounds(const rdt_learner *l, void *st) {
 
 static void auto_free(void *st);
 
-/* The constant learner's id, through the registry (learners never include
+/* A candidate's learner id, through the registry (learners never include
 ** each other); 0, an id no learner has, if it is not registered. */
-/* A candidate's learner id (0: not registered). */
 static uint32_t candidate_id(int i) {
   const rdt_learner *l = rdt_learner_find(candidate_names[i]);
   return l ? l->id : 0;
 }
 
+/* The constant learner's id, likewise. */
 static uint32_t constant_id(void) {
   const rdt_learner *k = rdt_learner_find("constant");
   return k ? k->id : 0;
