@@ -29,7 +29,7 @@ for name in sets:
     common = la.task_options(domains, classes)
     args = ", ".join(la.quote(f) for f in features)
     for eps in eps_list:
-        res = {'auto': [], 'sel': [], 'oracle_best_alone': []}; picks = []
+        res = {'auto': [], 'sel': []}; picks = []
         alone = {c: [] for c in CANDS}
         for seed in range(1, runs + 1):
             la.split(db, seed, False)
@@ -40,11 +40,11 @@ for name in sets:
                 db.execute("DROP TABLE IF EXISTS train")
                 db.execute("CREATE TABLE train AS SELECT * FROM full WHERE rowid IN (%s)" % ",".join(map(str, rows)))
                 return la.train(db, features, dict(common, algorithm=alg, epsilon=eps, seed=seed))
-            def acc(m, table='test'):
-                return db.execute(f"SELECT avg(rdt_predict(?, {args}) = y) FROM {table}", (m,)).fetchone()[0]
-            m = train_on(ids, 'auto'); res['auto'].append(acc(m))
+            def correct(m, table, how='avg'):  # accuracy on test, or (how='sum') the correct count on val
+                return db.execute(f"SELECT {how}(rdt_predict(?, {args}) = y) FROM {table}", (m,)).fetchone()[0] or 0
+            res['auto'].append(correct(train_on(ids, 'auto'), 'test'))
             for c in CANDS:
-                alone[c].append(acc(train_on(ids, c)))
+                alone[c].append(correct(train_on(ids, c), 'test'))
             rng.shuffle(ids)
             V = [r for i, r in enumerate(ids) if i % 20 == 0]; R = [r for i, r in enumerate(ids) if i % 20 != 0]
             npilot = int(len(R) * p); P, F = R[:npilot], R[npilot:]
@@ -52,11 +52,9 @@ for name in sets:
             scores = []
             for j, c in enumerate(CANDS):
                 part = P[j::len(CANDS)]
-                mc = train_on(part, c)
-                correct = db.execute(f"SELECT sum(rdt_predict(?, {args}) = y) FROM val", (mc,)).fetchone()[0] or 0
-                scores.append(correct + lap(rng, 1 / eps))
+                scores.append(correct(train_on(part, c), 'val', 'sum') + lap(rng, 1 / eps))
             win = CANDS[max(range(len(CANDS)), key=lambda j: scores[j])]; picks.append(win)
-            res['sel'].append(acc(train_on(F, win)))
+            res['sel'].append(correct(train_on(F, win), 'test'))
             db.execute("DROP TABLE train"); db.execute("ALTER TABLE full RENAME TO train")
         best = max(CANDS, key=lambda c: st.mean(alone[c]))
         print(f"{name:14s} eps {eps:4g} p {p}: auto {st.mean(res['auto']):.3f} selection {st.mean(res['sel']):.3f} "
