@@ -126,10 +126,8 @@ suite "RDT#'s public query on an application's connection (its functions, its au
 suite "the Python helper python/sqlite_rdt" "${python_ext[@]}" tests/python_test.py "$RDT_EXT"
 suite "one model over many databases: sqlite_rdt.dask.fit on a LocalCluster" "${python_ext[@]}" tests/dask_test.py "$RDT_EXT"
 if /usr/bin/python3 -c 'import distributed' 2>/dev/null; then
-  # Unseeded (the ledger refuses a seed), each checked far below its mean and above the majority rate,
-  # 0.555 (scripts/dask_example_tail.py): the shard-mode forest scored 0.947 on average over 60000
-  # in-process runs, lowest 0.816, and under 0.7 extrapolates to about 1e-8 per run; the federated one
-  # (depth 8, every site's noise in the sum) 0.913 over 30000, lowest 0.754, under 0.6 about 1e-8.
+  # Both models are unseeded (the ledger refuses a seed): each threshold lies far in its measured tail
+  # and above the majority rate, 0.555 (CHANGELOG.md, Fixed; scripts/dask_example_tail.py).
   walkthrough "examples/dask_shards.py: four databases, one model, the ledger charged once; then federated" \
     "^ledger: rdt_plan charged 1.0, released;;^accuracy over the four sites' 1372 rows: 0\.[789];;^federated model: accuracy over the four sites' 1372 rows: 0\.[6789]" \
     "${python_ext[@]}" examples/dask_shards.py "$RDT_EXT"
