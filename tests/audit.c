@@ -1430,6 +1430,76 @@ static void audit_constant(int broken) {
          k[0], k[1], CONSTANT_EVENTS, 1.0, !broken);
 }
 
+/* ---- mechanism: the constant learner's regression (learners/constant.c 2) --
+** Target in [0, 1]; D = 3 rows at u = 1/2 (each adds 0 to the centred sum),
+** D' = D plus one row at u = 1 (adds 2^15 grid units, the sensitivity, and 1
+** to the count). Released: the payload {n^, S}; the centred sum
+** C = S - 2^15 max(n^, 0) is post-processing of it. Events: joint ones on
+** (n^, S), whose loss reaches the whole eps (and 1.5 eps if the rows were
+** summed from min: caught, shown by mutating constant.c), and ones on C
+** alone, which is released with eps/2 (reported against eps/2). The broken twin is the sum
+** from min that contract 2 replaced: a row at u = 1 moved it by 2^16 while
+** the noise assumed 2^15; it is emulated as D' = D plus two rows at u = 1
+** (C moves by 2^16) and caught on C's events against eps/2. */
+#define CONSTANT_REG_EVENTS 6 /* 0-2 joint, 3-5 on C alone */
+static void audit_constant_regression(int broken) {
+  const char *opts = "{\"epsilon\": 1, \"task\": \"regression\", \"target\": {\"min\": 0, \"max\": 1}, "
+                     "\"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+  rdt_schema schema;
+  rdt_learn_common c;
+  rdt_json *root = NULL;
+  const rdt_learner *l = rdt_learner_find("constant");
+  if (!parse_learner_for_audit(l, opts, &root, &schema, &c, "constant regression")) return;
+  const int64_t half = (int64_t)1 << 15, added = broken ? 2 : 1;
+  long k[2][CONSTANT_REG_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "constant-reg-broken" : "constant-reg", 0);
+  double x = 0.5;
+  int ok = 1;
+  char err[256];
+  for (long i = 0; i < SAMPLES && ok; i++) {
+    for (int side = 0; side < 2 && ok; side++) {
+      void *st = l->start(root, &schema, &c, err, sizeof err);
+      if (!st) {
+        ok = 0;
+        break;
+      }
+      for (int r = 0; r < 3; r++) l->row(st, &x, 0, 0.5);
+      for (int r = 0; side && r < added; r++) l->row(st, &x, 0, 1.0);
+      rdt_bytes b;
+      memset(&b, 0, sizeof b);
+      ok = l->finish(st, &rng);
+      if (ok) l->encode(st, &b);
+      l->free(st);
+      rdt_reader r = {b.p, b.n, 0, 0};
+      int64_t n = (int64_t)rdt_read_u64(&r), sum = (int64_t)rdt_read_u64(&r);
+      ok = ok && !b.oom && !r.bad;
+      rdt_bytes_free(&b);
+      int64_t cs = sum - (n > 0 ? n : 0) * half;
+      k[side][0] += n >= 4 && sum >= 5 * half;
+      k[side][1] += n <= 3 && sum <= 3 * half;
+      k[side][2] += n >= 5 && sum >= 7 * half;
+      k[side][3] += cs >= added * half;
+      k[side][4] += cs <= 0;
+      k[side][5] += cs >= 3 * half;
+    }
+  }
+  rdt_rng_clear(&rng);
+  rdt_json_free(root);
+  rdt_schema_free(&schema);
+  if (!ok) {
+    check(0, "constant regression audit setup");
+    return;
+  }
+  if (broken) {
+    report("constant regression whose sum is not centred (a row moves it by 2^16 grid units; broken twin)", k[0] + 3,
+           k[1] + 3, 3, 0.5, 0);
+    return;
+  }
+  report("constant regression: noisy count and centred sum, 3 vs 4 rows", k[0], k[1], 3, 1.0, 1);
+  report("constant regression: the centred sum alone (eps/2), 3 vs 4 rows", k[0] + 3, k[1] + 3, 3, 0.5, 1);
+}
+
 /* ---- mechanism: the private_tree learner (learners/private_tree.c) --------
 ** Depth 1, 2 bins: two candidates (feature a or b at threshold 0), one
 ** selection at eps/2 (permute-and-flip, monotone, sensitivity 2M = 512) and
@@ -2364,6 +2434,8 @@ int main(void) {
   audit_nb_readout_choice(1);
   audit_constant(0);
   audit_constant(1);
+  audit_constant_regression(0);
+  audit_constant_regression(1);
   audit_boost(0);
   audit_boost(1);
   audit_boost_rounds(0);

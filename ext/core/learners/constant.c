@@ -7,10 +7,16 @@
 **   1. Classification: one row adds 1 to one class count, L1 sensitivity 1;
 **      every count gets discrete Laplace of scale 1/ε: ε-DP.
 **   2. Regression: the count (sensitivity 1) and the sum of targets clamped
-**      into [min, max], shifted by min and integerised on the public grid
-**      R / 2^16 (sensitivity 2^16 grid units), each released with ε/2
-**      (sequential composition): ε-DP. The mean is post-processing, with a
-**      pseudo-count of half the count's noise scale at the range's middle.
+**      into [min, max], centred on the range's middle and integerised on the
+**      public grid R / 2^16 (each row adds round(2^16 u) - 2^15, u the
+**      target scaled into [0, 1]: sensitivity 2^15 grid units, half what a
+**      sum from min would need), each released with ε/2 (sequential
+**      composition): ε-DP. After the noise the payload's sum is the centred
+**      sum plus 2^15 max(n^, 0), n^ the noisy count (post-processing), so it
+**      reads as a sum from min and the mean, post-processing with a
+**      pseudo-count of half the count's noise scale at the range's middle,
+**      is 1/2 + (centred sum) / (max(n^, 0) + pseudo): the count's noise
+**      moves it by |mean - 1/2| / n^ per unit, not mean / n^.
 **   3. Every counter gets its noise whatever its value (data-independent
 **      work); no parameter failure releases anything (finish returns 0).
 **   4. The state is its counters (learner.h contract 3): class counts, or
@@ -19,8 +25,8 @@
 **      a released state takes no rows and offers no counters.
 **   5. Federated (learner.h contract 9): finish()'s noise is exactly one
 **      discrete Laplace per counter (1: scale 1/ε; 2: 1/(ε/2) and
-**      2^16/(ε/2)), so noise() describes it and finish_noised() only marks
-**      the sum of the sites' noisy shares released.
+**      2^15/(ε/2)), so noise() describes it and finish_noised() marks the
+**      sum of the sites' noisy shares released after 2's post-processing.
 */
 #include "constant.h"
 
@@ -32,13 +38,14 @@
 #include "../digest.h"
 
 #define GRID_LOG2 16 /* regression sums: units of R / 2^16 */
+#define HALF_RANGE ((int64_t)1 << (GRID_LOG2 - 1)) /* the centre, and a row's largest move */
 
 typedef struct constant_state {
   uint32_t n_classes;   /* 0: regression */
   int is_private, released;
   rdt_eps eps;
   double lo, hi;        /* regression bounds */
-  int64_t *counts;      /* n_classes counts, or {count, sum in grid units} */
+  int64_t *counts;      /* n_classes counts, or {count, sum in grid units: centred until released} */
 } constant_state;
 
 static uint32_t slots(const constant_state *s) { return s->n_classes ? s->n_classes : 2; }
@@ -71,13 +78,13 @@ static void constant_row(void *st, const double *x, uint32_t cls, double target)
   }
   double u = (target - s->lo) / (s->hi - s->lo); /* the caller clamps into [lo, hi] */
   s->counts[0]++;
-  s->counts[1] += (int64_t)nearbyint((u < 0 ? 0 : u > 1 ? 1 : u) * (1 << GRID_LOG2));
+  s->counts[1] += (int64_t)nearbyint((u < 0 ? 0 : u > 1 ? 1 : u) * (1 << GRID_LOG2)) - HALF_RANGE; /* contract 2 */
 }
 
 /* Contract 4: what the counters mean. */
 static void constant_digest(const constant_state *s, unsigned char out[32]) {
   rdt_digest d;
-  rdt_digest_init(&d, "rdt-constant-state-v1");
+  rdt_digest_init(&d, "rdt-constant-state-v2"); /* v2: centred sums */
   rdt_digest_u64(&d, s->n_classes);
   rdt_digest_u64(&d, (uint64_t)s->is_private);
   rdt_digest_u64(&d, s->eps.num);
@@ -111,21 +118,29 @@ static rdt_eps share(const constant_state *s) {
   return e;
 }
 
+/* Contract 2's post-processing: the released centred sum becomes a sum from
+** min by the released (noisy) count, so predict() and every reader of the
+** payload see one meaning. */
+static int release(constant_state *s) {
+  if (!s->n_classes) s->counts[1] += (s->counts[0] > 0 ? s->counts[0] : 0) * HALF_RANGE;
+  return s->released = 1;
+}
+
 static int constant_finish(void *st, rdt_rng *noise) {
   constant_state *s = st;
   if (s->released) return 0;
-  if (!s->is_private) return s->released = 1;
+  if (!s->is_private) return release(s);
   uint64_t a, b, a2 = 0, b2 = 0;
   rdt_eps e = share(s);
   if (e.num == 0 || !rdt_laplace_params(e, 1, &a, &b)) return 0;
-  if (!s->n_classes && !rdt_laplace_params(e, (uint64_t)1 << GRID_LOG2, &a2, &b2)) return 0;
+  if (!s->n_classes && !rdt_laplace_params(e, (uint64_t)HALF_RANGE, &a2, &b2)) return 0;
   if (s->n_classes) {
     for (uint32_t k = 0; k < s->n_classes; k++) s->counts[k] += rdt_discrete_laplace(noise, a, b);
   } else {
     s->counts[0] += rdt_discrete_laplace(noise, a, b);
     s->counts[1] += rdt_discrete_laplace(noise, a2, b2);
   }
-  return s->released = 1;
+  return release(s);
 }
 
 /* Contract 5: finish()'s noise as blocks (learner.h contract 9). */
@@ -138,7 +153,7 @@ static uint32_t constant_noise(const void *st, rdt_noise_block *out, uint32_t ma
     out[0] = (rdt_noise_block){s->n_classes, a, b};
     return 1;
   }
-  if (!rdt_laplace_params(e, (uint64_t)1 << GRID_LOG2, &a2, &b2)) return 0;
+  if (!rdt_laplace_params(e, (uint64_t)HALF_RANGE, &a2, &b2)) return 0;
   out[0] = (rdt_noise_block){1, a, b};
   out[1] = (rdt_noise_block){1, a2, b2};
   return 2;
@@ -148,7 +163,7 @@ static int constant_finish_noised(void *st, rdt_rng *post) {
   constant_state *s = st;
   (void)post;
   if (s->released) return 0;
-  return s->released = 1;
+  return release(s);
 }
 
 static void constant_encode(const void *st, rdt_bytes *out) {
@@ -191,7 +206,8 @@ static void constant_describe(const void *st, rdt_bytes *json) {
                               "(L1 sensitivity 1); predicts the noisy class frequencies\",");
   else
     snprintf(buf, sizeof buf, "\"mechanism\":\"constant: the noisy mean; count (sensitivity 1) and integerised "
-                              "clamped sum (sensitivity 2^16 grid units of (max-min)/2^16), each with epsilon/2\",");
+                              "clamped sum centred on the range's middle (sensitivity 2^15 grid units of "
+                              "(max-min)/2^16), each with epsilon/2\",");
   rdt_bytes_text(json, buf);
 }
 
