@@ -431,6 +431,65 @@ static void audit_diprime(int broken) {
   check(broken ? lb > claimed : lb <= claimed, line);
 }
 
+/* ---- mechanism 6c: DiPriMe's regression leaves (diprime.h item 4) -------
+** One tree of depth 1 on one numeric feature, target in [0, 1]; D = three rows
+** at target 1/2 (x = 0.2, 0.3, 0.7), D' = D plus a row at target 1 (x = 0.8).
+** Released: the two leaves' {n^, S}; the centred total
+** C = sum over leaves of S - 2^15 max(n^, 0) is post-processing of the leaf
+** sums alone, which item 4 releases with eps_leaf / 2 (parallel over the
+** leaves): whichever leaf the added row reaches, C's true value moves by
+** 2^15 and its noise is the same. Events on C, claimed eps_leaf / 2. The
+** broken twin is the sum from min that item 4 replaced (a row at the top of
+** the range moved a leaf's sum by 2^16, the noise assumed 2^15): emulated as
+** D' = D plus two such rows. epsilon 8 so that the share is near 1. */
+#define DIPRIME_REG_EVENTS 4
+#define DIPRIME_REG_SAMPLES (SAMPLES * 2 / 5) /* a tree per run: 40,000 keep the audit's time */
+static const char *DIPRIME_REG_OPTS =
+    "{\"algorithm\": \"diprime\", \"epsilon\": 8, \"trees\": 1, \"depth\": 1, \"candidates\": 1,"
+    " \"task\": \"regression\", \"target\": {\"min\": 0, \"max\": 1},"
+    " \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
+
+static void audit_diprime_regression(int broken) {
+  double xs[5] = {0.2, 0.3, 0.7, 0.8, 0.9}, ys[5] = {0.5, 0.5, 0.5, 1, 1};
+  const int64_t half = (int64_t)1 << 15;
+  int n1 = broken ? 5 : 4;
+  long k[2][DIPRIME_REG_EVENTS] = {{0}};
+  rdt_rng rng;
+  seeded(&rng, broken ? "diprime-reg-broken" : "diprime-reg", 0);
+  double claimed = 0;
+  for (long i = 0; i < DIPRIME_REG_SAMPLES; i++) {
+    for (int side = 0; side < 2; side++) {
+      rdt_schema schema;
+      rdt_config config;
+      char err[256];
+      rdt_forest f;
+      if (!rdt_options_parse(DIPRIME_REG_OPTS, strlen(DIPRIME_REG_OPTS), &schema, &config, err, sizeof err) ||
+          !rdt_diprime_budget(&config, 1)) {
+        check(0, "diprime regression audit setup");
+        return;
+      }
+      claimed = rdt_eps_to_double(config.eps_leaf) / 2;
+      if (!rdt_forest_init(&f, &schema, &config) ||
+          !rdt_diprime_train(&f, xs, NULL, ys, (uint64_t)(side ? n1 : 3), &rng)) {
+        check(0, "diprime regression audit training");
+        return;
+      }
+      int64_t *c = f.counts, cs = 0; /* leaf l: c[2l] count, c[2l + 1] sum */
+      for (int l = 0; l < 2; l++) cs += c[2 * l + 1] - (c[2 * l] > 0 ? c[2 * l] : 0) * half;
+      k[side][0] += cs >= half;
+      k[side][1] += cs <= 0;
+      k[side][2] += cs >= 2 * half;
+      k[side][3] += cs <= -half;
+      rdt_forest_free(&f);
+    }
+  }
+  rdt_rng_clear(&rng);
+  report_runs(broken ? "DiPriMe regression leaves whose sums are not centred (a row moves one by 2^16 grid units; "
+                       "broken twin)"
+                     : "DiPriMe regression leaves: the centred sums (eps_leaf/2), 3 vs 4 rows, 40,000 runs",
+              k[0], k[1], DIPRIME_REG_EVENTS, DIPRIME_REG_SAMPLES, claimed, !broken);
+}
+
 /* ---- mechanism 6b: DiPriMe on a bottom-k row sample ------------------- */
 /* The sampler (row_sample.h, max_rows = 20) and the mechanism together.
 ** Neighbours: D = 24 identical rows (x = 0.2, class 0) and D' = D plus the
@@ -2436,6 +2495,8 @@ int main(void) {
   audit_constant(1);
   audit_constant_regression(0);
   audit_constant_regression(1);
+  audit_diprime_regression(0);
+  audit_diprime_regression(1);
   audit_boost(0);
   audit_boost(1);
   audit_boost_rounds(0);

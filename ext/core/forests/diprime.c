@@ -10,6 +10,8 @@
 #include "../noise.h"
 #include "../select.h"
 
+#define CENTRE ((int64_t)1 << (RDT_TARGET_GRID_LOG2 - 1)) /* the range's middle and a row's largest move */
+
 #define GINI_SCALE 256.0   /* Gini utility units per row; sensitivity 2 -> 2*256 + 2 */
 #define SSE_UNITS 1024.0   /* SSE utility units per R^2; sensitivity R^2 -> 1024 + 2 */
 
@@ -180,7 +182,7 @@ static void count_leaf(grower *g, uint32_t leaf, const uint64_t *rows, uint64_t 
     if (f->config.task == RDT_TASK_REGRESSION) {
       double r = f->config.target_max - f->config.target_min;
       out[0]++;
-      out[1] += (int64_t)llround(ldexp(g->y[rows[i]] / r, RDT_TARGET_GRID_LOG2)); /* in [0, 2^16] */
+      out[1] += (int64_t)llround(ldexp(g->y[rows[i]] / r, RDT_TARGET_GRID_LOG2)) - CENTRE; /* diprime.h 4: centred */
     } else {
       out[g->cls[rows[i]]]++;
     }
@@ -265,20 +267,31 @@ static int grow(grower *g, uint32_t idx, uint32_t level, uint64_t *rows, uint64_
 
 /* Returns 0 when a noise parameter does not fit: the caller then releases
 ** nothing (fail closed: never a leaf without its noise). */
+/* diprime.h 4's post-processing: a leaf's released centred sum becomes a sum
+** from min by its released count, the meaning forest.c's readers give it. */
+static void uncentre_sums(rdt_forest *f) {
+  size_t leaves = (size_t)f->config.trees * f->n_leaves;
+  for (size_t l = 0; l < leaves; l++) f->counts[2 * l + 1] += (f->counts[2 * l] > 0 ? f->counts[2 * l] : 0) * CENTRE;
+}
+
 static int add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
-  if (!f->config.is_private) return 1;
+  if (!f->config.is_private) {
+    if (f->config.task == RDT_TASK_REGRESSION) uncentre_sums(f);
+    return 1;
+  }
   size_t leaves = (size_t)f->config.trees * f->n_leaves;
   uint64_t s, t, s2, t2;
   if (f->config.task == RDT_TASK_REGRESSION) {
     rdt_eps half = {f->config.eps_leaf.num / 2};
     if (!rdt_laplace_params(half, 1, &s, &t) ||                                   /* count */
-        !rdt_laplace_params(half, (uint64_t)1 << RDT_TARGET_GRID_LOG2, &s2, &t2)) /* sum of grid units */
+        !rdt_laplace_params(half, (uint64_t)CENTRE, &s2, &t2)) /* centred sum of grid units */
       return 0;
     for (size_t l = 0; l < leaves; l++) {
       if (rdt_cancel_poll(f->config.cancel, 2)) return 0;
       f->counts[2 * l] += rdt_discrete_laplace(rng, s, t);
       f->counts[2 * l + 1] += rdt_discrete_laplace(rng, s2, t2);
     }
+    uncentre_sums(f);
   } else {
     if (!rdt_laplace_params(f->config.eps_leaf, 1, &s, &t)) return 0;
     for (size_t i = 0; i < leaves * f->schema.n_classes; i++) {

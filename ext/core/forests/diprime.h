@@ -28,9 +28,12 @@
 **   4. Leaves get (1 - rho) * eps_tree: classification counts (sensitivity 1)
 **      with discrete Laplace 1/eps_leaf; regression releases a noisy count
 **      (eps_leaf / 2, sensitivity 1) and a noisy sum of targets clamped to
-**      [min, max], shifted by min and integerised on the public grid
-**      R / 2^16 (eps_leaf / 2, sensitivity 2^16 grid units). The mean is
-**      post-processing: no sensitivity ever depends on a private count.
+**      [min, max], centred on the range's middle and integerised on the
+**      public grid R / 2^16 (a row adds round(2^16 u) - 2^15, u in [0, 1]:
+**      eps_leaf / 2, sensitivity 2^15 grid units). After the noise each
+**      leaf's sum gets 2^15 max(n^, 0) added, n^ its released count, so it
+**      reads as a sum from min (forest.c). The mean is post-processing: no
+**      sensitivity ever depends on a private count.
 **   5. Every query runs whatever the data (an empty node still draws its
 **      median and selection), so the control flow does not depend on rows.
 **      The result's distribution depends on the rows as a multiset: their
