@@ -1077,7 +1077,7 @@ class LearnerModel:
                     or eps_k != eps_num // 20 or not _finite(n_hat)
                     or not (_finite(snr) or (not self.private and snr == math.inf))
                     or math.isinf(gain)
-                    or (unguarded and (not has_sensitivity or not self.private or gain != 0 or chosen != picked or picked == 1
+                    or (unguarded and (not has_sensitivity or not self.private or self.regression or gain != 0 or chosen != picked or picked == 1
                                        or n_hat * math.ldexp(eps_num, -32) * 0.01 >= 19))):
                 raise ModelError("invalid model: malformed learner state (auto)")
             if self.private:

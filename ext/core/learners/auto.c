@@ -66,23 +66,18 @@
 **      model is kept unless that noisy gain is below minus one noise scale
 **      (-D/ε, -1/ε for classification: the constant clearly ahead), else
 **      the constant model (post-processing; a public margin).
-**   4a. The guard runs only where its slice can resolve what it is for: a
-**      pick AUTO_GUARD_RESOLVES (G) worse than the constant per row: one
-**      point of accuracy (classification: the target's unit), or a mean
-**      absolute error G of the range above the constant's (regression: what
-**      a 5 % larger squared error makes of the absolute error at the
-**      largest spread a target in its range can have, sd R/2: about
-**      2.5 % of 0.8 sd). The slice holds about n^ / (SHARE - 1) rows (n^
-**      counts the training rows), where such a pick's expected gain,
-**      -G n^ / (SHARE - 1), reaches the margin -D/eps (D <= 1: the slice's
-**      size is fixed before the pick is released, so by D's bound) only
-**      when n^ eps G >= SHARE - 1 (n^ eps >= 1900). Below that the guard
-**      only drops good picks at random (half exp(-1) of the time when the
-**      pick ties the constant), so there is none: the slice's rows are fed
-**      to the pick before its release, the model stores no gain (rdt_info:
-**      null) and says why. A function of n^ and eps (post-processing).
-**      Non-private runs always run the guard (the regression rule's
-**      constant has none, step 3, and its slice trains it too).
+**   4a. Classification runs the guard only where its slice can resolve what
+**      it is for: a pick AUTO_GUARD_RESOLVES (G, the target's one point of
+**      accuracy) under the constant. The slice holds about n^ / (SHARE - 1)
+**      rows (n^ counts the training rows), where such a pick's expected
+**      gain, -G n^ / (SHARE - 1), reaches the margin -1/eps only when
+**      n^ eps G >= SHARE - 1 (n^ eps >= 1900). Below that the guard only
+**      drops good picks at random (half exp(-1) of the time when the pick
+**      ties the constant), so there is none: the slice's rows are fed to the
+**      pick before its release, the model stores no gain (rdt_info: null)
+**      and says why. A function of n^ and eps (post-processing). Boosting's
+**      regression guard and non-private runs always run (the regression
+**      rule's constant has none, step 3, and its slice trains it too).
 **   4b. Naive Bayes is trained with "readout": "auto": it chooses between
 **      its two readouts on its own training rows, within its ε_m
 **      [naive_bayes.c, contract 6c]. Models written before that chose on
@@ -187,10 +182,8 @@
 #define AUTO_PICKED_SENSITIVITY 0x80000000u /* step 6: a guard sensitivity follows the constant's share */
 #define AUTO_PICKED_UNGUARDED 0x40000000u   /* step 6: no guard; the slice's rows trained the pick (4a) */
 #define AUTO_PICKED_REASON 0x20000000u      /* step 6: the facts step 3's classification rule read follow */
-/* Step 4a: the guard is there to catch a pick under the constant model by
-** the target's one point (a fraction G of the rows), or, for regression, by
-** G of the range in mean absolute error (2.5 % of 0.8 R/2: 5 % of squared
-** error at the largest spread). */
+/* Step 4a: the classification guard is there to catch a pick under the
+** constant model by the target's one point: a fraction G of the rows. */
 #define AUTO_GUARD_RESOLVES 0.01
 /* Regression: boosting's intercept (ε_m/10 over three releases, boost.c
 ** contract 2) has noise sd 15 sqrt(2) / (n^ ε_m) of the target range, 7.5
@@ -589,15 +582,14 @@ static double guard_margin(const auto_state *a) {
   return a->c.is_private ? a->sensitivity / rdt_eps_to_double(a->c.eps) : 0;
 }
 
-/* Step 4a: whether the guard can resolve a pick G (one point of accuracy,
-** or G of the range in mean absolute error) worse than the constant. Its
-** slice holds about n^ / (SHARE - 1) rows (n^ counts the training rows),
-** where such a pick's expected gain is -G n^ / (SHARE - 1); it reaches the
-** margin -D/eps (D <= 1; the noise's median then drops the pick) only when
-** n^ eps G >= SHARE - 1. Non-private runs always run the guard
-** (post-processing of n^). */
+/* Step 4a: whether the classification guard can resolve a pick one point
+** (G) under the constant. Its slice holds about n^ / (SHARE - 1) rows (n^
+** counts the training rows), where such a pick's expected gain is -G n^ /
+** (SHARE - 1); it reaches the margin -1/eps (the noise's median then drops
+** the pick) only when n^ eps G >= SHARE - 1. Regression and non-private
+** runs always run the guard (post-processing of n^). */
 static int guard_resolves(const auto_state *a) {
-  if (!a->c.is_private) return 1;
+  if (!a->n_classes || !a->c.is_private) return 1;
   return a->n_hat * rdt_eps_to_double(a->c.eps) * AUTO_GUARD_RESOLVES >= AUTO_VALIDATION_SHARE - 1;
 }
 
@@ -766,7 +758,7 @@ static void *auto_decode(rdt_reader *in, const rdt_schema *s, const rdt_learn_co
       eps_k != c->eps.num / AUTO_CONSTANT_SHARE || !(a->sensitivity >= 0 && a->sensitivity <= 1) ||
       (a->n_classes && a->sensitivity != 1) || !isfinite(a->n_hat) || !(isfinite(a->snr) || (!c->is_private && a->snr == INFINITY)) ||
       !(isfinite(a->gain) || isnan(a->gain)) || /* without noise the rule's s is infinite; NaN: step 4b */
-      (a->unguarded && (!a->stores_sensitivity || a->gain != 0 || a->chosen->id != a->picked ||
+      (a->unguarded && (!a->stores_sensitivity || !a->n_classes || a->gain != 0 || a->chosen->id != a->picked ||
                         a->picked == constant_id() || guard_resolves(a))) || /* 4a: only where it is the rule */
       (a->stores_why && !why_consistent(a))) {
     in->bad = 1;
@@ -876,9 +868,8 @@ static void auto_describe(const void *st, rdt_bytes *json) {
   int fed = a->unguarded || (a->picked == constant_id() && !isnan(a->gain));
   char unguarded[200];
   snprintf(unguarded, sizeof unguarded,
-           "none: its slice cannot resolve a pick %s (noisy_rows x epsilon below %g), so its rows trained the pick",
-           a->n_classes ? "one point under the constant" : "1% of the range worse in mean absolute error",
-           (AUTO_VALIDATION_SHARE - 1) / AUTO_GUARD_RESOLVES);
+           "none: its slice cannot resolve a pick one point under the constant (noisy_rows x epsilon below %g), so "
+           "its rows trained the pick", (AUTO_VALIDATION_SHARE - 1) / AUTO_GUARD_RESOLVES);
   snprintf(buf, sizeof buf,
            "\"chosen\":\"%s\",\"auto\":{\"rule_picked\":\"%s\",\"rule_reason\":%s,\"noisy_rows\":%.17g,\"signal_to_noise\":%s,"
            "\"boost_above\":%g,\"guard_sensitivity\":%.17g,\"guard_margin\":%.17g,\"validation_gain\":%s,\"validation_choice\":\"%s\",\"validation_share\":%g,\"epsilon_constant\":%.17g,"
