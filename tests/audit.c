@@ -378,6 +378,16 @@ static const char *DIPRIME_OPTS =
     "{\"algorithm\": \"diprime\", \"epsilon\": 1, \"trees\": 1, \"depth\": 1, \"candidates\": 1,"
     " \"classes\": [0, 1], \"features\": [{\"name\": \"x\", \"type\": \"numeric\", \"min\": 0, \"max\": 1}]}";
 
+/* A DiPriMe audit's options parsed and budgeted (unsampled: one charge);
+** 0 after reporting the failure as "<what> setup". */
+static int diprime_audit_config(const char *opts, rdt_schema *schema, rdt_config *config, const char *what) {
+  char err[256], name[96];
+  if (rdt_options_parse(opts, strlen(opts), schema, config, err, sizeof err) && rdt_diprime_budget(config, 1)) return 1;
+  snprintf(name, sizeof name, "%s setup", what);
+  check(0, name);
+  return 0;
+}
+
 static void audit_diprime(int broken) {
   double xs[4] = {0.2, 0.3, 0.7, 0.8};
   uint32_t cls[4] = {0, 0, 1, 1};
@@ -389,13 +399,8 @@ static void audit_diprime(int broken) {
     for (int side = 0; side < 2; side++) {
       rdt_schema schema;
       rdt_config config;
-      char err[256];
       rdt_forest f;
-      if (!rdt_options_parse(DIPRIME_OPTS, strlen(DIPRIME_OPTS), &schema, &config, err, sizeof err) ||
-          !rdt_diprime_budget(&config, 1)) {
-        check(0, "diprime audit setup");
-        return;
-      }
+      if (!diprime_audit_config(DIPRIME_OPTS, &schema, &config, "diprime audit")) return;
       /* On a given set of rows (no sampling) the mechanism claims half the
       ** eps it charges (diprime.h items 2-6); the sampled audit below covers the rest. */
       claimed = rdt_eps_to_double(config.eps) / 2;
@@ -461,13 +466,8 @@ static void audit_diprime_regression(int broken) {
     for (int side = 0; side < 2; side++) {
       rdt_schema schema;
       rdt_config config;
-      char err[256];
       rdt_forest f;
-      if (!rdt_options_parse(DIPRIME_REG_OPTS, strlen(DIPRIME_REG_OPTS), &schema, &config, err, sizeof err) ||
-          !rdt_diprime_budget(&config, 1)) {
-        check(0, "diprime regression audit setup");
-        return;
-      }
+      if (!diprime_audit_config(DIPRIME_REG_OPTS, &schema, &config, "diprime regression audit")) return;
       claimed = rdt_eps_to_double(config.eps_leaf) / 2;
       if (!rdt_forest_init(&f, &schema, &config) ||
           !rdt_diprime_train(&f, xs, NULL, ys, (uint64_t)(side ? n1 : 3), &rng)) {

@@ -265,8 +265,6 @@ static int grow(grower *g, uint32_t idx, uint32_t level, uint64_t *rows, uint64_
   return ok;
 }
 
-/* Returns 0 when a noise parameter does not fit: the caller then releases
-** nothing (fail closed: never a leaf without its noise). */
 /* diprime.h 4's post-processing: a leaf's released centred sum becomes a sum
 ** from min by its released count, the meaning forest.c's readers give it. */
 static void uncentre_sums(rdt_forest *f) {
@@ -274,6 +272,8 @@ static void uncentre_sums(rdt_forest *f) {
   for (size_t l = 0; l < leaves; l++) f->counts[2 * l + 1] += (f->counts[2 * l] > 0 ? f->counts[2 * l] : 0) * CENTRE;
 }
 
+/* Returns 0 when a noise parameter does not fit: the caller then releases
+** nothing (fail closed: never a leaf without its noise). */
 static int add_leaf_noise(rdt_forest *f, rdt_rng *rng) {
   if (!f->config.is_private) {
     if (f->config.task == RDT_TASK_REGRESSION) uncentre_sums(f);
