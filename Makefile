@@ -159,7 +159,7 @@ reproduce-auto: $(EXT)
 	/usr/bin/python3 scripts/learners_accuracy.py --algorithm auto --no-reference --runs 50 --data $(PAPER_DATA) --out results/auto_targets.md
 
 # Issue 33: `auto` against each learner it could pick trained alone (and rdt, the majority rate or mean)
-# on all 25 sets of ../shared/datasets at ε = 0.25, 1, 4: 10 splits (5 above 2000 training rows, 3 above
+# on all 25 sets of ../shared/datasets at ε = 0.25, 1, 4: 30 splits (10 above 2000 training rows, 3 above
 # 20000), seeded per split; regret, picks and targets into results/auto_transfer.md, every per-split score
 # into results/auto_transfer.json, and auto's time on 100 rows. QUICK=1: four small sets, 2 splits, ε = 1,
 # under build/. Run it under nice on a shared machine: `nice -n 19 make reproduce-auto-all`.
