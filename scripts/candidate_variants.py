@@ -9,8 +9,8 @@
                 the pooled bin frequencies by the James-Stein factor max(0, 1 - (K-1)(B-1) v / S),
                 S the squared deviations of the noisy counts from independence, v a cell's noise
                 variance. Post-processing of the release.
-  matrix-depth  the matrix forest's depth (its learner fixes 4) at 3, 4, 5 and 6: "noise": "matrix",
-                4 bins, the same seed, beside the private tree.
+  matrix-depth  the matrix forest's depth (its learner fixes 4) at 1 to 6 ("noise": "matrix", 4 bins,
+                the same seed) on the sets with d <= 8, where auto holds it, beside the private tree.
   boost-bins    regression boosting's bins: "auto" (the divisor of 120 nearest sqrt(n^ eps / d))
                 against fixed 10, 30, 60 and 120 bins.
 
@@ -38,10 +38,10 @@ import learners_accuracy as la  # noqa: E402
 import rdt_reader as rr  # noqa: E402
 
 BACKOFF = [0.5, 1.0, 2.0, 4.0]
-DEPTHS = [3, 4, 5, 6]
+DEPTHS = [1, 2, 3, 4, 5, 6]
 BOOST_BINS = [10, 30, 60, 120]
 REGRESSION_SETS = ["parkinsons_telemonitoring", "cps1985", "diabetes", "house_prices", "ozone", "servo"]
-MATRIX_SETS = ["car", "nursery", "banknote", "titanic"]
+MATRIX_SETS = ["car", "nursery", "chile", "banknote", "balance_scale", "iris", "wells", "titanic"]  # d <= 8
 
 
 def runs_for(train_rows, small):
