@@ -17,6 +17,7 @@ Usage: /usr/bin/python3 scripts/auto_rule_lodo.py [--data DIR] [--out results/au
 import argparse
 import itertools
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import learners_accuracy as la
 from lodo import leave_one_out
 
 ROOT = Path(__file__).resolve().parent.parent
+facts_domains = {}  # set: the matrix forest's bins per feature (4 per numeric one, a categorical's values)
 CANDIDATES = ["naive_bayes", "boost", "private_tree", "matrix_forest", "random_trees"]
 GRID = {"cap": [1, 2, 4, 8], "cover": [2, 4, 1000], "thr": [0, 0.25, 0.5, 1]}
 
@@ -36,6 +38,7 @@ def plans(data, names, eps_list):
         db = la.connect()
         features, domains, classes, _ = la.load(db, Path(data) / name / f"{name}.csv", name)
         bins[name] = statistics.mean(10 if f["type"] == "numeric" else len(f["values"]) + 1 for f in domains)
+        facts_domains[name] = [4 if f["type"] == "numeric" else len(f["values"]) for f in domains]
         common = la.task_options(domains, classes)
         la.split(db, 1, False)
         for eps in eps_list:
@@ -86,10 +89,14 @@ def main():
             v = runs[0][e][name]
             info = facts[(name, float(e))]
             m = info["matrix_forest"]
+            mcells, mnoise = m["leaves"] / m["trees"], m.get("leaf_noise_sd", 0)
+            if m["depth"] < v["features"] <= 4:  # matrix_forest.c: paths leave one feature out; auto.c reads
+                table = math.prod(facts_domains[name])  # the table over all of them and one cell's noise
+                mcells, mnoise = table, mnoise * math.sqrt(mcells / table)
             n = 0.95 * v["train_rows"]  # auto trains on the rows its coin keeps (19 in 20)
             cases.append({"set": name, "eps": float(e), "rows": v["train_rows"], "n": n, "d": v["features"],
                           "K": v["classes"], "D": info["private_tree"]["depth_used"], "mdepth": m["depth"],
-                          "mcells": m["leaves"] / m["trees"], "mnoise": m.get("leaf_noise_sd", 0),
+                          "mcells": mcells, "mnoise": mnoise,
                           "s": n * 0.95 * float(e) / ((v["features"] + 1) * v["classes"] * bins[name]),
                           "acc": {k: mean_of(e, name, k) for k in CANDIDATES}})
 

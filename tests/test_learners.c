@@ -1096,9 +1096,13 @@ static void test_forest_learners(const rdt_schema *s, const double *x, const uin
   }
   rdt_learn_plan pm, pn;
   int planned = m->plan(mf, 1000, &pm) && m->plan(mn, 1000, &pn);
-  /* 3 features, depth 4: a path tests all 3; 4 bins x 4 bins x 3 listed values = 48 leaves per tree */
-  check(planned && pm.path_features == 3 && pm.cells == 48 && pm.noise_sd > 0 && pn.noise_sd == 0,
-        "matrix_forest: plans 48 cells per tree, 3 features per path, noise only when private");
+  /* 3 features: depth 2, a path leaves one out (matrix_forest.c mf_depth); the table over all three
+  ** has 4 bins x 4 bins x 3 listed values = 48 cells, a leaf sums 3 or 4 of them (fewer cells per tree),
+  ** and one cell's noise sd is a leaf's scaled by sqrt(cells / 48) */
+  check(planned && pm.path_features == 2 && pm.table_cells == 48 && pm.cells >= 12 && pm.cells <= 16 &&
+            pm.noise_sd > 0 && fabs(pm.table_noise_sd - pm.noise_sd * sqrt(pm.cells / 48)) < 1e-12 &&
+            pn.noise_sd == 0 && pn.table_noise_sd == 0 && pn.table_cells == 48,
+        "matrix_forest: with 3 features plans depth 2, the 48 cells of the table over all three and one cell's noise");
   /* its state: 3 class counters per leaf of every tree, plus its tables' cells (auto caps it) */
   const rdt_forest *ff = mf;
   check(planned && pm.state_bytes == 8.0 * 3 * ((double)rdt_forest_total_leaves(ff) + (double)ff->matrix->n_cells) &&

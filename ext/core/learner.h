@@ -139,6 +139,9 @@ typedef struct rdt_learn_plan {
   double path_features; /* features one row's path tests (a tree's depth) */
   double noise_sd;      /* sd of the noise on one released class count of a cell (0: none) */
   double state_bytes;   /* memory its training state holds whatever the rows (0: grows with them) */
+  double table_cells;   /* a forest whose paths each leave one of the d features out: the cells of
+                        ** the table over all of them (0: cells) ... */
+  double table_noise_sd; /* ... and the noise sd of one cell of that table (0: noise_sd) */
 } rdt_learn_plan;
 
 /* Contract 8: options.c's reader of a whole options document (its

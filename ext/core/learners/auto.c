@@ -25,7 +25,9 @@
 **         half of the features on every path (d <= 2 x path) and its
 **         counters fit in AUTO_MATRIX_BYTES (32 MiB), when a cell's
 **         class count expects n^ / (cells K) >= 1 row and at least the sd
-**         of its noise: its cells then carry signal;
+**         of its noise: its cells then carry signal (where its paths each
+**         leave one of d <= 4 features out, the cells of the table over
+**         all of them and one such cell's noise: learner.h's plan);
 **      b. boosting, when its per-feature share eps / d is at least the
 **         private tree's per-level share eps / (2 D) (D: the depth the tree
 **         would grow on n^) and s = n^ eps_m / ((d + 1) K b) >= 42, b the
@@ -357,6 +359,7 @@ static void *auto_start(const rdt_json *opts, const rdt_schema *s, const rdt_lea
       return NULL;
     }
     rdt_learn_plan plan;
+    memset(&plan, 0, sizeof plan);
     /* The matrix forest only where its random trees test at least half of
     ** the features on every path, and its counters fit in AUTO_MATRIX_BYTES
     ** (its structure is drawn: public; a table so large would need as many
@@ -539,13 +542,17 @@ static const int fallback_candidates[] = {CAND_PRIVATE_TREE, CAND_BOOST, CAND_MA
 static int pick_classifier(auto_state *a) {
   double n = a->n_hat > 0 ? a->n_hat : 0;
   rdt_learn_plan plan;
+  memset(&plan, 0, sizeof plan);
   auto_why *w = &a->why;
   memset(w, 0, sizeof *w);
   const rdt_learner *m = a->cand[CAND_MATRIX_FOREST], *t = a->cand[CAND_PRIVATE_TREE];
   if (a->cst[CAND_MATRIX_FOREST] && m->plan(a->cst[CAND_MATRIX_FOREST], n, &plan) && plan.cells > 0) {
     w->has |= WHY_HAS_MATRIX;
-    w->matrix_rows = n / (plan.cells * a->K);
-    w->matrix_sd = plan.noise_sd;
+    /* its paths may each leave a feature out (matrix_forest.c): the cells of
+    ** the table over all of them and one cell's noise, as when every path
+    ** tested every feature */
+    w->matrix_rows = n / ((plan.table_cells > 0 ? plan.table_cells : plan.cells) * a->K);
+    w->matrix_sd = plan.table_noise_sd > 0 ? plan.table_noise_sd : plan.noise_sd;
   }
   if (a->cst[CAND_PRIVATE_TREE] && t->plan && t->plan(a->cst[CAND_PRIVATE_TREE], n, &plan)) {
     w->has |= WHY_HAS_TREE;
