@@ -25,20 +25,20 @@ import learners_accuracy as la
 from lodo import leave_one_out
 
 ROOT = Path(__file__).resolve().parent.parent
-facts_domains = {}  # set: the matrix forest's bins per feature (4 per numeric one, a categorical's values)
 CANDIDATES = ["naive_bayes", "boost", "private_tree", "matrix_forest", "random_trees"]
 GRID = {"cap": [1, 2, 4, 8], "cover": [2, 4, 1000], "thr": [0, 0.25, 0.5, 1]}
 
 
 def plans(data, names, eps_list):
     """{(set, eps): the structures a seeded model of each candidate builds on split 1} and {set: mean bins of
-    naive Bayes's tables: numeric features 10 (auto.c's AUTO_BINS), categorical their values plus `other`}."""
-    out, bins = {}, {}
+    naive Bayes's tables: numeric features 10 (auto.c's AUTO_BINS), categorical their values plus `other`}
+    and {set: the matrix forest's bins per feature (4 per numeric one, a categorical's listed values)}."""
+    out, bins, domains_of = {}, {}, {}
     for name in names:
         db = la.connect()
         features, domains, classes, _ = la.load(db, Path(data) / name / f"{name}.csv", name)
         bins[name] = statistics.mean(10 if f["type"] == "numeric" else len(f["values"]) + 1 for f in domains)
-        facts_domains[name] = [4 if f["type"] == "numeric" else len(f["values"]) for f in domains]
+        domains_of[name] = [4 if f["type"] == "numeric" else len(f["values"]) for f in domains]
         common = la.task_options(domains, classes)
         la.split(db, 1, False)
         for eps in eps_list:
@@ -49,7 +49,7 @@ def plans(data, names, eps_list):
                 info[alg] = json.loads(text)
             out[(name, eps)] = info
         db.close()
-    return out, bins
+    return out, bins, domains_of
 
 
 def rule(c, cap, cover, thr):
@@ -79,7 +79,7 @@ def main():
     eps_list = [e for e in runs[0]]
     cases = []
     names = sorted({n for e in eps_list for n, v in runs[0][e].items() if v["task"] == "classification"})
-    facts, bins = plans(args.data, names, [float(e) for e in eps_list])
+    facts, bins, domains_of = plans(args.data, names, [float(e) for e in eps_list])
 
     def mean_of(e, name, k):
         return statistics.mean(sum((r[e][name]["learners"][k]["scores"] for r in runs), []))
@@ -91,7 +91,7 @@ def main():
             m = info["matrix_forest"]
             mcells, mnoise = m["leaves"] / m["trees"], m.get("leaf_noise_sd", 0)
             if m["depth"] < v["features"] <= 4:  # matrix_forest.c: paths leave one feature out; auto.c reads
-                table = math.prod(facts_domains[name])  # the table over all of them and one cell's noise
+                table = math.prod(domains_of[name])  # the table over all of them and one cell's noise
                 mcells, mnoise = table, mnoise * math.sqrt(mcells / table)
             n = 0.95 * v["train_rows"]  # auto trains on the rows its coin keeps (19 in 20)
             cases.append({"set": name, "eps": float(e), "rows": v["train_rows"], "n": n, "d": v["features"],

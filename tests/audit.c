@@ -420,20 +420,9 @@ static void audit_diprime(int broken) {
     }
   }
   rdt_rng_clear(&rng);
-  /* the lower bound uses DIPRIME_SAMPLES runs per side */
-  double lb = 0, a = ALPHA / (4.0 * DIPRIME_EVENTS);
-  for (int e = 0; e < DIPRIME_EVENTS; e++) {
-    double l0 = cp_lower(k[0][e], DIPRIME_SAMPLES, a), u0 = cp_upper(k[0][e], DIPRIME_SAMPLES, a);
-    double l1 = cp_lower(k[1][e], DIPRIME_SAMPLES, a), u1 = cp_upper(k[1][e], DIPRIME_SAMPLES, a);
-    if (l0 > 0 && u1 > 0 && log(l0 / u1) > lb) lb = log(l0 / u1);
-    if (l1 > 0 && u0 > 0 && log(l1 / u0) > lb) lb = log(l1 / u0);
-  }
-  char line[256];
-  snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s",
-           broken ? "DiPriMe tree spending four times the leaf budget it accounts for"
-                  : "DiPriMe tree (median split + leaf counts) on 3 vs 4 rows, unsampled: half the eps charged",
-           lb, claimed, broken ? " -> rejected as it must be" : "");
-  check(broken ? lb > claimed : lb <= claimed, line);
+  report_runs(broken ? "DiPriMe tree spending four times the leaf budget it accounts for"
+                     : "DiPriMe tree (median split + leaf counts) on 3 vs 4 rows, unsampled: half the eps charged",
+              k[0], k[1], DIPRIME_EVENTS, DIPRIME_SAMPLES, claimed, !broken);
 }
 
 /* ---- mechanism 6c: DiPriMe's regression leaves (diprime.h item 4) -------
@@ -571,19 +560,9 @@ static void audit_diprime_sampled(int broken) {
     }
   }
   rdt_rng_clear(&rng);
-  double lb = 0, a = ALPHA / (4.0 * SAMPLED_EVENTS);
-  for (int e = 0; e < SAMPLED_EVENTS; e++) {
-    double l0 = cp_lower(k[0][e], SAMPLED_RUNS, a), u0 = cp_upper(k[0][e], SAMPLED_RUNS, a);
-    double l1 = cp_lower(k[1][e], SAMPLED_RUNS, a), u1 = cp_upper(k[1][e], SAMPLED_RUNS, a);
-    if (l0 > 0 && u1 > 0 && log(l0 / u1) > lb) lb = log(l0 / u1);
-    if (l1 > 0 && u0 > 0 && log(l1 / u0) > lb) lb = log(l1 / u0);
-  }
-  char line[300];
-  snprintf(line, sizeof line, "%s: privacy loss >= %.3f (99.9999%% lower bound), claimed %.3f%s",
-           broken ? "DiPriMe on a bottom-k sample without the halving (shares from the whole eps)"
-                  : "DiPriMe on a bottom-k sample (max_rows 20) of 24 vs 25 rows, leaf counters, 10,000 runs",
-           lb, claimed, broken ? " -> rejected as it must be" : "");
-  check(broken ? lb > claimed : lb <= claimed, line);
+  report_runs(broken ? "DiPriMe on a bottom-k sample without the halving (shares from the whole eps)"
+                     : "DiPriMe on a bottom-k sample (max_rows 20) of 24 vs 25 rows, leaf counters, 10,000 runs",
+              k[0], k[1], SAMPLED_EVENTS, SAMPLED_RUNS, claimed, !broken);
 }
 
 /* ---- mechanism 7: a matrix forest's tables ---------------------------- */
